@@ -5,6 +5,7 @@
 
 namespace warmpool {
 
+// Header-only so the pure policy library needs no other library.
 // A value-type outcome for the pure core (LevelDB style): ok, or a code with a message a user can
 // act on. Thread-compatible.
 class Status {
@@ -23,7 +24,21 @@ class Status {
   bool ok() const { return code_ == Code::kOk; }
   Code code() const { return code_; }
   const std::string& message() const { return message_; }
-  std::string ToString() const;
+  std::string ToString() const {
+    switch (code_) {
+      case Code::kOk:
+        return "OK";
+      case Code::kInvalidArgument:
+        return "INVALID_ARGUMENT: " + message_;
+      case Code::kUnavailable:
+        return "UNAVAILABLE: " + message_;
+      case Code::kNotFound:
+        return "NOT_FOUND: " + message_;
+      case Code::kInternal:
+        return "INTERNAL: " + message_;
+    }
+    return message_;
+  }
 
  private:
   Status(Code code, std::string msg) : code_(code), message_(std::move(msg)) {}

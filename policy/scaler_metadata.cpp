@@ -1,0 +1,171 @@
+#include "policy/scaler_metadata.h"
+
+#include <algorithm>
+#include <charconv>
+#include <functional>
+#include <set>
+#include <string_view>
+
+namespace warmpool::policy {
+namespace {
+
+std::string Trim(std::string_view s) {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
+  return std::string(s);
+}
+
+std::vector<std::string> SplitCsv(std::string_view s) {
+  std::vector<std::string> out;
+  size_t start = 0;
+  while (start <= s.size()) {
+    size_t comma = s.find(',', start);
+    if (comma == std::string_view::npos) comma = s.size();
+    out.push_back(Trim(s.substr(start, comma - start)));
+    start = comma + 1;
+  }
+  return out;
+}
+
+bool ParseInt64(std::string_view text, int64_t* out) {
+  std::string t = Trim(text);
+  if (t.empty()) return false;
+  int64_t v = 0;
+  auto [ptr, ec] = std::from_chars(t.data(), t.data() + t.size(), v);
+  if (ec != std::errc() || ptr != t.data() + t.size()) return false;
+  *out = v;
+  return true;
+}
+
+bool ParseBool(std::string_view text, bool* out) {
+  std::string t = Trim(text);
+  std::transform(t.begin(), t.end(), t.begin(), [](unsigned char c) { return std::tolower(c); });
+  if (t == "true" || t == "1" || t == "yes") {
+    *out = true;
+    return true;
+  }
+  if (t == "false" || t == "0" || t == "no") {
+    *out = false;
+    return true;
+  }
+  return false;
+}
+
+// Keys KEDA itself puts in scalerMetadata (external scaler trigger), accepted silently.
+bool IsKedaKey(const std::string& key) {
+  return key == "scalerAddress" || key == "enableTLS" || key == "unsafeSsl" ||
+         (key.size() > 7 && key.ends_with("FromEnv"));
+}
+
+struct Parser {
+  const std::map<std::string, std::string>& raw;
+  std::vector<std::string> problems;
+
+  void Bad(const std::string& key, const std::string& value, const std::string& want) {
+    problems.push_back(key + "=\"" + value + "\": " + want);
+  }
+
+  void Int(const char* key, int64_t min, int64_t* field) {
+    auto it = raw.find(key);
+    if (it == raw.end()) return;
+    int64_t v = 0;
+    if (!ParseInt64(it->second, &v) || v < min) {
+      Bad(key, it->second, "must be an integer >= " + std::to_string(min));
+      return;
+    }
+    *field = v;
+  }
+};
+
+}  // namespace
+
+Status ParseScalerMetadata(const std::map<std::string, std::string>& raw, ParsedMetadata* out) {
+  static const std::set<std::string> kKnown = {
+      "redis",           "redisAddress",  "queues",          "keyPrefix",
+      "priorityLevels",  "countInFlight", "tasksPerReplica", "activationBacklog",
+      "minWarmReplicas", "maxReplicas"};
+  ParsedMetadata parsed;
+  ScalerMetadata& m = parsed.metadata;
+  Parser p{raw, {}};
+
+  if (auto it = raw.find("redis"); it != raw.end()) {
+    m.redis = Trim(it->second);
+    if (m.redis.empty()) p.Bad("redis", it->second, "must name a connection given with --redis");
+  }
+  if (auto it = raw.find("redisAddress"); it != raw.end()) {
+    m.redis_address = Trim(it->second);
+    if (m.redis_address.empty() || m.redis_address.find('@') != std::string::npos ||
+        m.redis_address.find("://") != std::string::npos) {
+      p.Bad("redisAddress", it->second, "must be host:port[/db] without scheme or credentials");
+    }
+    if (raw.count("redis")) {
+      p.Bad("redisAddress", it->second, "give either redis or redisAddress, not both");
+    }
+  }
+  if (auto it = raw.find("queues"); it != raw.end()) {
+    auto queues = SplitCsv(it->second);
+    bool ok = !queues.empty() && std::none_of(queues.begin(), queues.end(),
+                                              [](const std::string& q) { return q.empty(); });
+    if (!ok) {
+      p.Bad("queues", it->second, "must be a comma-separated list of non-empty queue names");
+    } else {
+      std::sort(queues.begin(), queues.end());
+      queues.erase(std::unique(queues.begin(), queues.end()), queues.end());
+      m.queues = std::move(queues);
+    }
+  }
+  if (auto it = raw.find("keyPrefix"); it != raw.end()) m.key_prefix = it->second;
+  if (auto it = raw.find("priorityLevels"); it != raw.end()) {
+    std::vector<int> levels;
+    bool ok = true;
+    for (const auto& part : SplitCsv(it->second)) {
+      int64_t v = 0;
+      if (!ParseInt64(part, &v) || v < 0 || v > 9) {
+        ok = false;
+        break;
+      }
+      levels.push_back(static_cast<int>(v));
+    }
+    ok = ok && !levels.empty() && levels.front() == 0 &&
+         std::is_sorted(levels.begin(), levels.end()) &&
+         std::adjacent_find(levels.begin(), levels.end()) == levels.end();
+    if (!ok) {
+      p.Bad("priorityLevels", it->second,
+            "must be ascending distinct integers in 0..9 starting with 0, e.g. 0,3,6,9");
+    } else {
+      m.priority_levels = std::move(levels);
+    }
+  }
+  if (auto it = raw.find("countInFlight"); it != raw.end()) {
+    if (!ParseBool(it->second, &m.count_in_flight)) {
+      p.Bad("countInFlight", it->second, "must be true or false");
+    }
+  }
+  p.Int("tasksPerReplica", 1, &m.tasks_per_replica);
+  p.Int("activationBacklog", 0, &m.activation_backlog);
+  p.Int("minWarmReplicas", 0, &m.min_warm_replicas);
+  p.Int("maxReplicas", 1, &m.max_replicas);
+
+  // Cross-field rules (STYLE 9: one place).
+  if (m.min_warm_replicas > m.max_replicas) {
+    p.problems.push_back("minWarmReplicas=\"" + std::to_string(m.min_warm_replicas) +
+                         "\": must not exceed maxReplicas (" + std::to_string(m.max_replicas) +
+                         ")");
+  }
+
+  if (!p.problems.empty()) {
+    std::string msg = "invalid ScaledObject metadata: ";
+    for (size_t i = 0; i < p.problems.size(); ++i) {
+      if (i) msg += "; ";
+      msg += p.problems[i];
+    }
+    return Status::InvalidArgument(msg);
+  }
+  for (const auto& [key, value] : raw) {
+    if (!kKnown.count(key) && !IsKedaKey(key)) parsed.unknown_keys.push_back(key);
+  }
+  *out = std::move(parsed);
+  return Status::Ok();
+}
+
+}  // namespace warmpool::policy
