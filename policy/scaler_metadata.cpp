@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cmath>
+#include <cstdlib>
 #include <functional>
 #include <set>
 #include <string_view>
@@ -33,6 +35,16 @@ bool ParseInt64(std::string_view text, int64_t* out) {
   int64_t v = 0;
   auto [ptr, ec] = std::from_chars(t.data(), t.data() + t.size(), v);
   if (ec != std::errc() || ptr != t.data() + t.size()) return false;
+  *out = v;
+  return true;
+}
+
+bool ParseDouble(std::string_view text, double* out) {
+  std::string t = Trim(text);
+  if (t.empty()) return false;
+  char* end = nullptr;
+  double v = std::strtod(t.c_str(), &end);
+  if (end != t.c_str() + t.size() || !std::isfinite(v)) return false;
   *out = v;
   return true;
 }
@@ -75,15 +87,50 @@ struct Parser {
     }
     *field = v;
   }
+
+  void OptionalInt(const char* key, int64_t min, std::optional<int64_t>* field) {
+    int64_t v = 0;
+    auto it = raw.find(key);
+    if (it == raw.end()) return;
+    if (!ParseInt64(it->second, &v) || v < min) {
+      Bad(key, it->second, "must be an integer >= " + std::to_string(min));
+      return;
+    }
+    *field = v;
+  }
+
+  // A finite number >= min (or > min when `strict`).
+  bool Double(const char* key, double min, bool strict, double* field) {
+    auto it = raw.find(key);
+    if (it == raw.end()) return false;
+    double v = 0;
+    if (!ParseDouble(it->second, &v) || v < min || (strict && v == min)) {
+      Bad(key, it->second,
+          std::string("must be a number ") + (strict ? "> " : ">= ") + std::to_string(min));
+      return false;
+    }
+    *field = v;
+    return true;
+  }
+
+  void Bool(const char* key, bool* field) {
+    auto it = raw.find(key);
+    if (it == raw.end()) return;
+    if (!ParseBool(it->second, field)) Bad(key, it->second, "must be true or false");
+  }
 };
 
 }  // namespace
 
 Status ParseScalerMetadata(const std::map<std::string, std::string>& raw, ParsedMetadata* out) {
   static const std::set<std::string> kKnown = {
-      "redis",           "redisAddress",  "queues",          "keyPrefix",
-      "priorityLevels",  "countInFlight", "tasksPerReplica", "activationBacklog",
-      "minWarmReplicas", "maxReplicas"};
+      "redis",           "redisAddress",       "queues",
+      "keyPrefix",       "priorityLevels",     "countInFlight",
+      "tasksPerReplica", "activationBacklog",  "minWarmReplicas",
+      "maxReplicas",     "keepAlive",          "coldStartSeconds",
+      "waitCostPerHour", "replicaCostPerHour", "nodeUnneededSeconds",
+      "warmWindows",     "drainSeconds",       "taskSeconds",
+      "prewarm",         "etaPrewarm"};
   ParsedMetadata parsed;
   ScalerMetadata& m = parsed.metadata;
   Parser p{raw, {}};
@@ -136,21 +183,70 @@ Status ParseScalerMetadata(const std::map<std::string, std::string>& raw, Parsed
       m.priority_levels = std::move(levels);
     }
   }
-  if (auto it = raw.find("countInFlight"); it != raw.end()) {
-    if (!ParseBool(it->second, &m.count_in_flight)) {
-      p.Bad("countInFlight", it->second, "must be true or false");
-    }
-  }
+  p.Bool("countInFlight", &m.count_in_flight);
   p.Int("tasksPerReplica", 1, &m.tasks_per_replica);
   p.Int("activationBacklog", 0, &m.activation_backlog);
   p.Int("minWarmReplicas", 0, &m.min_warm_replicas);
   p.Int("maxReplicas", 1, &m.max_replicas);
+
+  // Warm-pool policy keys.
+  if (auto it = raw.find("keepAlive"); it != raw.end()) {
+    std::string v = Trim(it->second);
+    std::transform(v.begin(), v.end(), v.begin(), [](unsigned char c) { return std::tolower(c); });
+    int64_t seconds = 0;
+    if (v == "auto") {
+      m.keep_alive_seconds.reset();
+    } else if (ParseInt64(v, &seconds) && seconds >= 0) {
+      m.keep_alive_seconds = seconds;
+    } else {
+      p.Bad("keepAlive", it->second, "must be auto or an integer number of seconds >= 0");
+    }
+  }
+  p.Int("coldStartSeconds", 0, &m.cold_start_seconds);
+  p.Double("waitCostPerHour", 0, false, &m.wait_cost_per_hour);
+  p.Double("replicaCostPerHour", 0, false, &m.replica_cost_per_hour);
+  p.Int("nodeUnneededSeconds", 0, &m.node_unneeded_seconds);
+  if (auto it = raw.find("warmWindows"); it != raw.end()) {
+    std::string why;
+    if (!ParseWarmWindows(it->second, &m.warm_windows, &why)) {
+      p.Bad("warmWindows", it->second, why);
+    }
+  }
+  p.OptionalInt("drainSeconds", 1, &m.drain_seconds);
+  {
+    double task_seconds = 0;
+    if (p.Double("taskSeconds", 0, true, &task_seconds)) m.task_seconds = task_seconds;
+  }
+  if (auto it = raw.find("prewarm"); it != raw.end()) {
+    std::string v = Trim(it->second);
+    std::transform(v.begin(), v.end(), v.begin(), [](unsigned char c) { return std::tolower(c); });
+    if (v == "histogram") {
+      m.prewarm_histogram = true;
+    } else if (v == "off") {
+      m.prewarm_histogram = false;
+    } else {
+      p.Bad("prewarm", it->second, "must be histogram or off");
+    }
+  }
+  p.Bool("etaPrewarm", &m.eta_prewarm);
 
   // Cross-field rules (STYLE 9: one place).
   if (m.min_warm_replicas > m.max_replicas) {
     p.problems.push_back("minWarmReplicas=\"" + std::to_string(m.min_warm_replicas) +
                          "\": must not exceed maxReplicas (" + std::to_string(m.max_replicas) +
                          ")");
+  }
+  if (m.wait_cost_per_hour > 0 && m.replica_cost_per_hour <= 0) {
+    p.Bad("waitCostPerHour", raw.at("waitCostPerHour"),
+          "needs replicaCostPerHour > 0 to weigh waiting against GPU time");
+  }
+  for (const auto& w : m.warm_windows) {
+    if (w.replicas > m.max_replicas) {
+      p.Bad("warmWindows", raw.at("warmWindows"),
+            "a window floor (" + std::to_string(w.replicas) + ") exceeds maxReplicas (" +
+                std::to_string(m.max_replicas) + ")");
+      break;
+    }
   }
 
   if (!p.problems.empty()) {

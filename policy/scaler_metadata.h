@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "common/status.h"
+#include "policy/warm_windows.h"
 
 namespace warmpool::policy {
 
@@ -23,6 +24,36 @@ struct ScalerMetadata {
   int64_t activation_backlog = 0;                   // `activationBacklog`: >= 0, strict ">"
   int64_t min_warm_replicas = 0;                    // `minWarmReplicas`: >= 0, <= maxReplicas
   int64_t max_replicas = 100;                       // `maxReplicas`: >= 1
+
+  // --- Warm-pool policy (v2). See docs/SCALING.md for the reasoning behind each default. ---
+  // `keepAlive`: seconds to stay active after the last task finished; nullopt = `auto`
+  // (break-even, learned from the idle-gap histogram; see BreakEvenSeconds in warm_policy.h).
+  std::optional<int64_t> keep_alive_seconds;
+  // `coldStartSeconds`: expected time from 0 replicas to a ready GPU worker (node boot, driver,
+  // image pull, model load): the price of a cold start in replica-seconds and the pre-warm lead.
+  int64_t cold_start_seconds = 300;
+  // `waitCostPerHour`: $ one task waiting for one hour costs the business; 0 = batch work whose
+  // delay costs nothing. Needs `replicaCostPerHour` when > 0.
+  double wait_cost_per_hour = 0;
+  // `replicaCostPerHour`: $ per hour of one warm replica (its GPU share of the node price); 0 = not
+  // given. Only used to convert waitCostPerHour into seconds of keep-alive.
+  double replica_cost_per_hour = 0;
+  // `nodeUnneededSeconds`: the cluster autoscaler's scale-down-unneeded-time. After the last pod
+  // leaves a node the node stays (billed) this long, so a come-back within it costs only a pod
+  // start; `auto` keep-alive subtracts it from the break-even time. 0 = nodes vanish at once.
+  int64_t node_unneeded_seconds = 600;
+  // `warmWindows`: time windows (UTC) with their own warm floor.
+  std::vector<WarmWindow> warm_windows;
+  // `drainSeconds`: size the pool to drain the backlog within this many seconds, from the task
+  // duration (measured, else `taskSeconds`). nullopt = off: one slot per task (v1 sizing).
+  std::optional<int64_t> drain_seconds;
+  // `taskSeconds`: expected seconds per task, used until a measured duration is available.
+  std::optional<double> task_seconds;
+  // `prewarm`: `histogram` (default) learns idle gaps and pre-warms before the predicted next
+  // arrival; `off` disables learning (keep-alive and ETA pre-warm still apply).
+  bool prewarm_histogram = true;
+  // `etaPrewarm`: be active `coldStartSeconds` before the earliest scheduled (eta) task.
+  bool eta_prewarm = true;
 };
 
 struct ParsedMetadata {

@@ -1,30 +1,119 @@
 #include "policy/warm_policy.h"
 
 #include <algorithm>
+#include <cmath>
+
+#include "policy/warm_windows.h"
 
 namespace warmpool::policy {
+namespace {
+
+using Clock = std::chrono::system_clock;
+
+int64_t CeilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+double Seconds(Clock::duration d) { return std::chrono::duration<double>(d).count(); }
+
+// Replicas the drain target asks for, or -1 when drainSeconds is off or no duration is known.
+int64_t DrainReplicas(const ScalerMetadata& spec, const Observation& obs,
+                      const PolicyState& state) {
+  if (!spec.drain_seconds) return -1;
+  const double s = state.task_seconds > 0 ? state.task_seconds : spec.task_seconds.value_or(0);
+  if (s <= 0) return -1;
+  const double slots = static_cast<double>(obs.in_flight) +
+                       static_cast<double>(obs.pending) * s / *spec.drain_seconds;
+  return static_cast<int64_t>(
+      std::ceil(slots / static_cast<double>(spec.tasks_per_replica) - 1e-9));
+}
+
+}  // namespace
 
 bool operator==(const Decision& a, const Decision& b) {
   return a.active == b.active && a.desired_replicas == b.desired_replicas && a.reason == b.reason;
 }
 
-Decision Decide(const ScalerMetadata& spec, const Observation& obs, const PolicyState& /*state*/,
-                std::chrono::system_clock::time_point /*now*/) {
+double BreakEvenSeconds(const ScalerMetadata& spec, const PolicyState& state) {
+  double ratio = 0;
+  if (spec.wait_cost_per_hour > 0 && spec.replica_cost_per_hour > 0) {
+    ratio = spec.wait_cost_per_hour / spec.replica_cost_per_hour * std::max(1.0, state.burst_work);
+  }
+  return static_cast<double>(spec.cold_start_seconds) * (1 + ratio);
+}
+
+double KeepAliveSeconds(const ScalerMetadata& spec, const PolicyState& state) {
+  if (spec.keep_alive_seconds) return static_cast<double>(*spec.keep_alive_seconds);
+  const double b = BreakEvenSeconds(spec, state);
+  if (spec.prewarm_histogram) {
+    const GapSummary g = SummariseGaps(state.gaps);
+    const auto b_seconds = std::chrono::seconds(static_cast<int64_t>(b));
+    if (g.representative && GapShareWithin(state.gaps, b_seconds) >= 0.5) {
+      return std::min(b, static_cast<double>(g.tail.count()));
+    }
+  }
+  return std::max(0.0, b - static_cast<double>(spec.node_unneeded_seconds));
+}
+
+Decision Decide(const ScalerMetadata& spec, const Observation& obs, const PolicyState& state,
+                Clock::time_point now) {
+  const int64_t tpr = spec.tasks_per_replica;
   const int64_t work = obs.pending + obs.in_flight;
-  const int64_t for_work = (work + spec.tasks_per_replica - 1) / spec.tasks_per_replica;
+  const int64_t for_work = CeilDiv(work, tpr);
+  const int64_t in_flight_need = CeilDiv(obs.in_flight, tpr);
+  const int64_t window_floor = WarmFloorAt(spec.warm_windows, now);
+  const int64_t floor = std::max(spec.min_warm_replicas, window_floor);
+
   Decision d;
-  d.desired_replicas = std::min(spec.max_replicas, std::max(spec.min_warm_replicas, for_work));
-  d.active = work > spec.activation_backlog || spec.min_warm_replicas > 0;
-  if (for_work > spec.max_replicas) {
-    d.reason = "backlog capped at maxReplicas";
-  } else if (work > spec.activation_backlog) {
-    d.reason = obs.in_flight > 0 && obs.pending == 0 ? "tasks in flight" : "backlog";
-  } else if (spec.min_warm_replicas > 0) {
-    d.reason = "warm floor (minWarmReplicas)";
-  } else if (work > 0) {
-    d.reason = "backlog at or below activationBacklog";
+  int64_t want = 0;
+  auto apply = [&](int64_t replicas, std::string_view reason) {
+    if (!d.active || replicas > want) {
+      want = std::max(want, replicas);
+      d.reason = std::string(reason);
+    }
+    d.active = true;
+  };
+
+  if (work > spec.activation_backlog) {
+    int64_t sized = for_work;
+    std::string_view reason = obs.pending == 0 ? kReasonInFlight : kReasonBacklog;
+    if (const int64_t drain = DrainReplicas(spec, obs, state); drain >= 0 && obs.pending > 0) {
+      sized = std::clamp<int64_t>(drain, std::max<int64_t>(1, in_flight_need), for_work);
+      reason = kReasonDrain;
+    }
+    if (sized > spec.max_replicas && obs.pending > 0) reason = kReasonCapped;
+    apply(sized, reason);
+  } else if (obs.in_flight > 0) {
+    apply(in_flight_need, kReasonInFlight);
+  }
+  if (floor > 0) {
+    const bool window = window_floor >= spec.min_warm_replicas;
+    if (!d.active || floor > want) apply(floor, window ? kReasonWarmWindow : kReasonWarmFloor);
+  }
+  if (!d.active && spec.eta_prewarm && obs.earliest_eta &&
+      Seconds(*obs.earliest_eta - now) <= static_cast<double>(spec.cold_start_seconds)) {
+    apply(1, kReasonEtaPrewarm);
+  }
+  if (!d.active && state.idle_since) {
+    const double idle = Seconds(now - *state.idle_since);
+    if (idle < KeepAliveSeconds(spec, state)) {
+      apply(1, kReasonKeepAlive);
+    } else if (spec.prewarm_histogram) {
+      const GapSummary g = SummariseGaps(state.gaps);
+      const double head = static_cast<double>(g.head.count());
+      const double tail = static_cast<double>(g.tail.count());
+      const bool sharp = g.representative && !g.tail_out_of_range &&
+                         tail - head <= std::max(BreakEvenSeconds(spec, state), head / 4);
+      if (sharp && idle >= head - static_cast<double>(spec.cold_start_seconds) && idle < tail) {
+        const int64_t burst = static_cast<int64_t>(std::ceil(state.burst_work - 1e-9));
+        apply(std::max<int64_t>(1, CeilDiv(burst, tpr)), kReasonPrewarm);
+      }
+    }
+  }
+
+  if (d.active) {
+    d.desired_replicas = std::max(std::min(want, spec.max_replicas), in_flight_need);
   } else {
-    d.reason = "idle";
+    d.desired_replicas = std::min(for_work, spec.max_replicas);
+    d.reason = std::string(work > 0 ? kReasonBelowActivation : kReasonIdle);
   }
   return d;
 }

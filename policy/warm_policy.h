@@ -3,34 +3,64 @@
 #include <chrono>
 #include <cstdint>
 #include <string>
+#include <string_view>
 
+#include "policy/policy_state.h"
 #include "policy/scaler_metadata.h"
 
 namespace warmpool::policy {
 
-// What the probe measured for one ScaledObject's queues at one instant.
-struct Observation {
-  int64_t pending = 0;    // messages waiting in the queues' lists (all priority sub-lists)
-  int64_t in_flight = 0;  // delivered, unacked, not scheduled (0 when countInFlight=false)
-  int64_t scheduled = 0;  // unacked with an eta in the future (countdown / retry)
-};
-
-// Per-ScaledObject memory the policy carries between decisions (persisted by the caller).
-struct PolicyState {};
+// Decision.reason vocabulary: short, stable (logged on change and used as a Prometheus label).
+inline constexpr std::string_view kReasonBacklog = "backlog";         // sized from the backlog
+inline constexpr std::string_view kReasonCapped = "backlog-capped";   // capped at maxReplicas
+inline constexpr std::string_view kReasonDrain = "drain";             // sized by drainSeconds
+inline constexpr std::string_view kReasonInFlight = "in-flight";      // only running tasks left
+inline constexpr std::string_view kReasonWarmFloor = "warm-floor";    // minWarmReplicas
+inline constexpr std::string_view kReasonWarmWindow = "warm-window";  // a warmWindows floor
+inline constexpr std::string_view kReasonEtaPrewarm = "eta-prewarm";  // scheduled task soon
+inline constexpr std::string_view kReasonKeepAlive = "keep-alive";    // idle, within keep-alive
+inline constexpr std::string_view kReasonPrewarm = "prewarm";         // histogram predicts work
+inline constexpr std::string_view kReasonBelowActivation =
+    "below-activation";                                  // work <= activationBacklog
+inline constexpr std::string_view kReasonIdle = "idle";  // nothing to do: scale to 0
 
 // What the scaler tells KEDA.
 struct Decision {
   bool active = false;           // IsActive
   int64_t desired_replicas = 0;  // GetMetrics value (HPA AverageValue target 1)
-  std::string reason;            // short, human-readable: why this decision
+  std::string reason;            // one of the kReason* values above
 };
 
 bool operator==(const Decision& a, const Decision& b);
 
-// Policy v1 (pure, no I/O, no clock reads):
-//   work    = pending + in_flight
-//   desired = min(maxReplicas, max(minWarmReplicas, ceil(work / tasksPerReplica)))
-//   active  = work > activationBacklog || minWarmReplicas > 0
+// Break-even time of one cold start, in seconds (ski rental, shared/reference/scaling.md §4):
+//   coldStartSeconds * (1 + waitCostPerHour / replicaCostPerHour * max(1, state.burst_work))
+// i.e. the GPU time a cold start bills plus the price of the expected burst waiting for it.
+double BreakEvenSeconds(const ScalerMetadata& spec, const PolicyState& state);
+
+// The keep-alive after work ends, in seconds. `keepAlive: N` gives N. `auto`:
+//   - if the idle-gap histogram is representative and at least half of the gaps are shorter than
+//     the break-even time B: min(B, p99 gap) (the next arrival is likely soon: stay warm);
+//   - otherwise max(0, B - nodeUnneededSeconds): the node the pod leaves stays billed for
+//     nodeUnneededSeconds anyway, and a come-back within it costs only a pod start.
+double KeepAliveSeconds(const ScalerMetadata& spec, const PolicyState& state);
+
+// Policy v2 (pure, no I/O, no clock reads). Call Observe(state, ...) with the same observation
+// first. Rules, in order (the desired count is the max of the rules that apply, capped at
+// maxReplicas but never below what in-flight tasks need):
+//   1. work = pending + in_flight > activationBacklog: active; desired = ceil(work /
+//      tasksPerReplica), or with drainSeconds D and a duration S (measured, else taskSeconds):
+//      ceil((in_flight + pending * S / D) / tasksPerReplica), at least 1 and never more than
+//      ceil(work / tasksPerReplica).
+//   2. anything in flight: active (never inactive while tasks run); desired >= ceil(in_flight /
+//      tasksPerReplica).
+//   3. warm floor: max(minWarmReplicas, the warmWindows floor at `now`) > 0: active.
+//   4. ETA pre-warm: the earliest scheduled eta is within coldStartSeconds: active, >= 1.
+//   5. keep-alive: idle for less than KeepAliveSeconds since work ended: active, >= 1.
+//   6. learned pre-warm: the histogram is representative, its 5th-99th percentile spread is sharp
+//      (<= max(B, head / 4)) and now is in [idle_since + head - coldStartSeconds, idle_since +
+//      p99]: active with ceil(state.burst_work / tasksPerReplica) replicas (>= 1).
+//   7. otherwise inactive; desired = ceil(work / tasksPerReplica) (0 when idle), as v1.
 Decision Decide(const ScalerMetadata& spec, const Observation& obs, const PolicyState& state,
                 std::chrono::system_clock::time_point now);
 

@@ -105,5 +105,84 @@ TEST_CASE("Cross-field rules and several problems are all reported", "[metadata]
   CHECK_THAT(s.message(), Catch::Contains("countInFlight"));
 }
 
+TEST_CASE("Warm-pool keys default as documented", "[metadata][v2]") {
+  auto m = MustParse({}).metadata;
+  CHECK_FALSE(m.keep_alive_seconds);  // auto
+  CHECK(m.cold_start_seconds == 300);
+  CHECK(m.wait_cost_per_hour == 0);
+  CHECK(m.replica_cost_per_hour == 0);
+  CHECK(m.node_unneeded_seconds == 600);
+  CHECK(m.warm_windows.empty());
+  CHECK_FALSE(m.drain_seconds);
+  CHECK_FALSE(m.task_seconds);
+  CHECK(m.prewarm_histogram);
+  CHECK(m.eta_prewarm);
+}
+
+TEST_CASE("Warm-pool keys are read", "[metadata][v2]") {
+  auto parsed = MustParse({{"keepAlive", "600"},
+                           {"coldStartSeconds", "420"},
+                           {"waitCostPerHour", "1.5"},
+                           {"replicaCostPerHour", "0.526"},
+                           {"nodeUnneededSeconds", "60"},
+                           {"warmWindows", "Mon-Fri 07:00-19:00 UTC=2; Sat 10:00-14:00 UTC=1"},
+                           {"drainSeconds", "120"},
+                           {"taskSeconds", "2.5"},
+                           {"prewarm", "Off"},
+                           {"etaPrewarm", "false"}});
+  const auto& m = parsed.metadata;
+  CHECK(parsed.unknown_keys.empty());
+  CHECK(m.keep_alive_seconds == 600);
+  CHECK(m.cold_start_seconds == 420);
+  CHECK(m.wait_cost_per_hour == 1.5);
+  CHECK(m.replica_cost_per_hour == 0.526);
+  CHECK(m.node_unneeded_seconds == 60);
+  REQUIRE(m.warm_windows.size() == 2);
+  CHECK(m.warm_windows[0].replicas == 2);
+  CHECK(m.drain_seconds == 120);
+  CHECK(m.task_seconds == 2.5);
+  CHECK_FALSE(m.prewarm_histogram);
+  CHECK_FALSE(m.eta_prewarm);
+  CHECK_FALSE(MustParse({{"keepAlive", "AUTO"}}).metadata.keep_alive_seconds);
+  CHECK(MustParse({{"keepAlive", "0"}}).metadata.keep_alive_seconds == 0);
+  CHECK(MustParse({{"prewarm", "histogram"}}).metadata.prewarm_histogram);
+}
+
+TEST_CASE("Each bad warm-pool value is INVALID_ARGUMENT naming key and value", "[metadata][v2]") {
+  // clang-format off
+  const BadCase cases[] = {
+      {"keepAlive",           "forever"},   {"keepAlive",           "-1"},
+      {"keepAlive",           "1.5"},       {"coldStartSeconds",    "-5"},
+      {"coldStartSeconds",    "5m"},        {"waitCostPerHour",     "-1"},
+      {"waitCostPerHour",     "nan"},       {"replicaCostPerHour",  "cheap"},
+      {"nodeUnneededSeconds", "-1"},        {"warmWindows",         "Mon-Fri 07:00-19:00 CET=2"},
+      {"warmWindows",         "weekdays"},  {"drainSeconds",        "0"},
+      {"drainSeconds",        "soon"},      {"taskSeconds",         "0"},
+      {"taskSeconds",         "-2"},        {"prewarm",             "arima"},
+      {"etaPrewarm",          "sometimes"},
+  };
+  // clang-format on
+  for (const auto& c : cases) {
+    DYNAMIC_SECTION(c.key << "=" << c.value) {
+      ParsedMetadata out;
+      Status s = ParseScalerMetadata({{c.key, c.value}}, &out);
+      REQUIRE(s.code() == Status::Code::kInvalidArgument);
+      CHECK_THAT(s.message(), Catch::Contains(c.key));
+      CHECK_THAT(s.message(), Catch::Contains(std::string("\"") + c.value + "\""));
+    }
+  }
+}
+
+TEST_CASE("Warm-pool cross-field rules", "[metadata][v2]") {
+  ParsedMetadata out;
+  Status s = ParseScalerMetadata({{"waitCostPerHour", "2"}}, &out);
+  REQUIRE(s.code() == Status::Code::kInvalidArgument);
+  CHECK_THAT(s.message(), Catch::Contains("replicaCostPerHour"));
+  CHECK(ParseScalerMetadata({{"waitCostPerHour", "2"}, {"replicaCostPerHour", "1"}}, &out).ok());
+  s = ParseScalerMetadata({{"warmWindows", "Daily 00:00-24:00=9"}, {"maxReplicas", "4"}}, &out);
+  REQUIRE(s.code() == Status::Code::kInvalidArgument);
+  CHECK_THAT(s.message(), Catch::Contains("warmWindows"));
+}
+
 }  // namespace
 }  // namespace warmpool::policy

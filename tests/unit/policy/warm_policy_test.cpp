@@ -5,7 +5,18 @@
 namespace warmpool::policy {
 namespace {
 
-const auto kNow = std::chrono::system_clock::time_point(std::chrono::seconds(1'800'000'000));
+using std::chrono::minutes;
+using std::chrono::seconds;
+// 2027-01-15 08:00:00 UTC, a Friday.
+const auto kNow = std::chrono::system_clock::time_point(seconds(1'800'000'000));
+
+Observation Obs(int64_t pending, int64_t in_flight = 0, int64_t scheduled = 0) {
+  Observation o;
+  o.pending = pending;
+  o.in_flight = in_flight;
+  o.scheduled = scheduled;
+  return o;
+}
 
 struct PolicyCase {
   const char* name;
@@ -13,21 +24,23 @@ struct PolicyCase {
   int64_t pending, in_flight;
   bool active;
   int64_t desired;
+  std::string_view reason;
 };
 
-TEST_CASE("Policy v1 sizes the pool from pending + in flight", "[policy]") {
+TEST_CASE("Without history the pool is sized from pending + in flight (v1 rules)", "[policy]") {
   // clang-format off
   const PolicyCase cases[] = {
-      // name                         tpr act warm max  pend infl  active desired
-      {"idle scales to zero",         1,  0,  0,   100, 0,   0,    false, 0},
-      {"one task wakes one replica",  1,  0,  0,   100, 1,   0,    true,  1},
-      {"in flight keeps it active",   1,  0,  0,   100, 0,   3,    true,  3},
-      {"tasks per replica rounds up", 4,  0,  0,   100, 9,   0,    true,  3},
-      {"capped at max",               1,  0,  0,   5,   50,  2,    true,  5},
-      {"warm floor while idle",       1,  0,  2,   100, 0,   0,    true,  2},
-      {"warm floor below work",       1,  0,  2,   100, 7,   0,    true,  7},
-      {"activation is strictly >",    1,  3,  0,   100, 3,   0,    false, 3},
-      {"above activation",            1,  3,  0,   100, 3,   1,    true,  4},
+      // name                         tpr act warm max  pend infl  active desired reason
+      {"idle scales to zero",         1,  0,  0,   100, 0,   0,    false, 0,      kReasonIdle},
+      {"one task wakes one replica",  1,  0,  0,   100, 1,   0,    true,  1,      kReasonBacklog},
+      {"in flight keeps it active",   1,  0,  0,   100, 0,   3,    true,  3,      kReasonInFlight},
+      {"tasks per replica rounds up", 4,  0,  0,   100, 9,   0,    true,  3,      kReasonBacklog},
+      {"capped at max",               1,  0,  0,   5,   50,  2,    true,  5,      kReasonCapped},
+      {"warm floor while idle",       1,  0,  2,   100, 0,   0,    true,  2,      kReasonWarmFloor},
+      {"warm floor below work",       1,  0,  2,   100, 7,   0,    true,  7,      kReasonBacklog},
+      {"activation is strictly >",    1,  3,  0,   100, 3,   0,    false, 3,      kReasonBelowActivation},
+      {"above activation",            1,  3,  0,   100, 3,   1,    true,  4,      kReasonBacklog},
+      {"in flight below activation",  1,  5,  0,   100, 1,   2,    true,  2,      kReasonInFlight},
   };
   // clang-format on
   for (const auto& c : cases) {
@@ -37,18 +50,239 @@ TEST_CASE("Policy v1 sizes the pool from pending + in flight", "[policy]") {
       spec.activation_backlog = c.activation;
       spec.min_warm_replicas = c.min_warm;
       spec.max_replicas = c.max_replicas;
-      Decision d = Decide(spec, {c.pending, c.in_flight, 0}, {}, kNow);
+      Decision d = Decide(spec, Obs(c.pending, c.in_flight), {}, kNow);
       CHECK(d.active == c.active);
       CHECK(d.desired_replicas == c.desired);
-      CHECK_FALSE(d.reason.empty());
+      CHECK(d.reason == c.reason);
     }
   }
 }
 
-TEST_CASE("Scheduled (eta) tasks alone do not size the pool in v1", "[policy]") {
-  Decision d = Decide(ScalerMetadata{}, {0, 0, 4}, {}, kNow);
-  CHECK_FALSE(d.active);
-  CHECK(d.desired_replicas == 0);
+TEST_CASE("Safety: never fewer replicas than in-flight tasks need, never inactive", "[policy]") {
+  ScalerMetadata spec;
+  spec.max_replicas = 2;  // even a lowered cap does not evict running tasks
+  spec.drain_seconds = 3600;
+  spec.task_seconds = 1;
+  for (int64_t in_flight : {1, 3, 7}) {
+    for (int64_t pending : {0, 1, 100}) {
+      Decision d = Decide(spec, Obs(pending, in_flight), {}, kNow);
+      CHECK(d.active);
+      CHECK(d.desired_replicas >= in_flight);
+    }
+  }
+}
+
+struct DrainCase {
+  const char* name;
+  int64_t pending, in_flight, tpr;
+  std::optional<int64_t> drain;
+  std::optional<double> task_seconds;
+  double measured;  // state.task_seconds
+  int64_t desired;
+  std::string_view reason;
+};
+
+TEST_CASE("drainSeconds sizes the pool from the task duration", "[policy][drain]") {
+  // clang-format off
+  const DrainCase cases[] = {
+      // name                         pend  infl tpr drain  taskS  meas desired reason
+      {"off: one slot per task",      600,  0,   1,  {},    2.0,   0,   100,    kReasonCapped},
+      {"no duration known: v1",       600,  0,   1,  60,    {},    0,   100,    kReasonCapped},
+      {"600 x 2 s in 60 s = 20",      600,  0,   1,  60,    2.0,   0,   20,     kReasonDrain},
+      {"measured beats taskSeconds",  600,  0,   1,  60,    2.0,   1.0, 10,     kReasonDrain},
+      {"in flight are added",         600,  5,   1,  60,    2.0,   0,   25,     kReasonDrain},
+      {"tasks per replica",           600,  0,   4,  60,    2.0,   0,   5,      kReasonDrain},
+      {"never more than one per task",3,    0,   1,  1,     100.0, 0,   3,      kReasonDrain},
+      {"at least one",                1,    0,   1,  3600,  1.0,   0,   1,      kReasonDrain},
+      {"only in flight: not drain",   0,    4,   1,  60,    2.0,   0,   4,      kReasonInFlight},
+  };
+  // clang-format on
+  for (const auto& c : cases) {
+    DYNAMIC_SECTION(c.name) {
+      ScalerMetadata spec;
+      spec.tasks_per_replica = c.tpr;
+      spec.drain_seconds = c.drain;
+      spec.task_seconds = c.task_seconds;
+      PolicyState state;
+      state.task_seconds = c.measured;
+      Decision d = Decide(spec, Obs(c.pending, c.in_flight), state, kNow);
+      CHECK(d.active);
+      CHECK(d.desired_replicas == c.desired);
+      CHECK(d.reason == c.reason);
+    }
+  }
+}
+
+TEST_CASE("warmWindows give a floor inside the window only", "[policy][windows]") {
+  ScalerMetadata spec;
+  std::string error;
+  // kNow is Friday 08:00 UTC.
+  REQUIRE(ParseWarmWindows("Mon-Fri 07:00-19:00 UTC=2", &spec.warm_windows, &error));
+  Decision in = Decide(spec, Obs(0), {}, kNow);
+  CHECK(in.active);
+  CHECK(in.desired_replicas == 2);
+  CHECK(in.reason == kReasonWarmWindow);
+  Decision busy = Decide(spec, Obs(5), {}, kNow);
+  CHECK(busy.desired_replicas == 5);
+  Decision out = Decide(spec, Obs(0), {}, kNow + std::chrono::hours(12));
+  CHECK_FALSE(out.active);
+  CHECK(out.desired_replicas == 0);
+  spec.min_warm_replicas = 3;
+  Decision higher_floor = Decide(spec, Obs(0), {}, kNow);
+  CHECK(higher_floor.desired_replicas == 3);
+  CHECK(higher_floor.reason == kReasonWarmFloor);
+}
+
+TEST_CASE("ETA pre-warm: active coldStartSeconds before the earliest eta", "[policy][eta]") {
+  ScalerMetadata spec;  // coldStartSeconds 300
+  Observation o = Obs(0, 0, 3);
+  o.earliest_eta = kNow + seconds(301);
+  CHECK_FALSE(Decide(spec, o, {}, kNow).active);
+  o.earliest_eta = kNow + seconds(300);
+  Decision d = Decide(spec, o, {}, kNow);
+  CHECK(d.active);
+  CHECK(d.desired_replicas == 1);
+  CHECK(d.reason == kReasonEtaPrewarm);
+  o.earliest_eta = kNow - seconds(5);  // overdue: still known work
+  CHECK(Decide(spec, o, {}, kNow).active);
+  spec.eta_prewarm = false;
+  CHECK_FALSE(Decide(spec, o, {}, kNow).active);
+}
+
+PolicyState IdleSince(std::chrono::system_clock::time_point t) {
+  PolicyState s;
+  s.idle_since = t;
+  return s;
+}
+
+struct KeepAliveCase {
+  const char* name;
+  std::optional<int64_t> keep_alive;
+  int64_t cold_start, unneeded;
+  double wait_cost, replica_cost;
+  double want_seconds;
+};
+
+TEST_CASE("Keep-alive: fixed, or break-even minus the node's own linger", "[policy][keepalive]") {
+  // clang-format off
+  const KeepAliveCase cases[] = {
+      // name                          keep  cold  unneeded wait  replica  want
+      {"fixed",                        120,  300,  600,     0,    0,       120},
+      {"auto, CA keeps node longer",   {},   300,  600,     0,    0,       0},
+      {"auto, nodes vanish at once",   {},   300,  0,       0,    0,       300},
+      {"auto, slow cold start",        {},   900,  600,     0,    0,       300},
+      {"auto, waiting has a price",    {},   300,  600,     2.0,  1.0,     300},  // B = 900
+  };
+  // clang-format on
+  for (const auto& c : cases) {
+    DYNAMIC_SECTION(c.name) {
+      ScalerMetadata spec;
+      spec.keep_alive_seconds = c.keep_alive;
+      spec.cold_start_seconds = c.cold_start;
+      spec.node_unneeded_seconds = c.unneeded;
+      spec.wait_cost_per_hour = c.wait_cost;
+      spec.replica_cost_per_hour = c.replica_cost;
+      CHECK(KeepAliveSeconds(spec, {}) == Approx(c.want_seconds));
+      const auto t0 = kNow - seconds(static_cast<int64_t>(c.want_seconds));
+      if (c.want_seconds > 0) {
+        Decision within = Decide(spec, Obs(0), IdleSince(t0 + seconds(1)), kNow);
+        CHECK(within.active);
+        CHECK(within.desired_replicas == 1);
+        CHECK(within.reason == kReasonKeepAlive);
+      }
+      Decision after = Decide(spec, Obs(0), IdleSince(t0), kNow);
+      CHECK_FALSE(after.active);
+      CHECK(after.desired_replicas == 0);
+    }
+  }
+}
+
+TEST_CASE("Break-even grows with the price of the expected burst waiting", "[policy][keepalive]") {
+  ScalerMetadata spec;
+  CHECK(BreakEvenSeconds(spec, {}) == Approx(300));
+  spec.wait_cost_per_hour = 0.5;
+  spec.replica_cost_per_hour = 1.0;
+  PolicyState s;
+  CHECK(BreakEvenSeconds(spec, s) == Approx(450));  // at least one task waits
+  s.burst_work = 4;
+  CHECK(BreakEvenSeconds(spec, s) == Approx(900));
+}
+
+PolicyState WithGaps(std::initializer_list<seconds> gaps, double burst_work) {
+  PolicyState s;
+  for (int repeat = 0; repeat < 4; ++repeat) {
+    for (auto g : gaps) s.gaps = RecordGap(std::move(s.gaps), g);
+  }
+  s.burst_work = burst_work;
+  return s;
+}
+
+TEST_CASE("Histogram: short gaps are likely, so stay warm up to their p99", "[policy][histogram]") {
+  ScalerMetadata spec;
+  PolicyState s = WithGaps({seconds(20), seconds(50), seconds(80), seconds(100)}, 3);
+  CHECK(KeepAliveSeconds(spec, s) == Approx(120));  // p99 bin upper edge (2 min) < B
+  s.idle_since = kNow - seconds(119);
+  CHECK(Decide(spec, Obs(0), s, kNow).reason == kReasonKeepAlive);
+  s.idle_since = kNow - seconds(121);
+  CHECK_FALSE(Decide(spec, Obs(0), s, kNow).active);
+}
+
+TEST_CASE("Histogram: a sharp long gap pre-warms coldStartSeconds before the head",
+          "[policy][histogram]") {
+  ScalerMetadata spec;  // coldStartSeconds 300, auto keep-alive = 0 (nodes linger 600 s)
+  PolicyState s = WithGaps({minutes(50), minutes(52), minutes(55), minutes(58)}, 7.2);
+  // head = 50 min, p99 upper edge = 59 min; prewarm window [45 min, 59 min) after idle.
+  struct Step {
+    int idle_min;
+    bool active;
+    int64_t desired;
+  };
+  const Step steps[] = {
+      {0, false, 0}, {44, false, 0}, {45, true, 8}, {58, true, 8}, {59, false, 0}};
+  for (const auto& step : steps) {
+    DYNAMIC_SECTION("idle " << step.idle_min << " min") {
+      s.idle_since = kNow - minutes(step.idle_min);
+      Decision d = Decide(spec, Obs(0), s, kNow);
+      CHECK(d.active == step.active);
+      CHECK(d.desired_replicas == step.desired);
+      if (d.active) CHECK(d.reason == kReasonPrewarm);
+    }
+  }
+  SECTION("prewarm off disables it") {
+    spec.prewarm_histogram = false;
+    s.idle_since = kNow - minutes(50);
+    CHECK_FALSE(Decide(spec, Obs(0), s, kNow).active);
+  }
+  SECTION("tasks per replica divides the burst") {
+    spec.tasks_per_replica = 4;
+    s.idle_since = kNow - minutes(50);
+    CHECK(Decide(spec, Obs(0), s, kNow).desired_replicas == 2);
+  }
+}
+
+TEST_CASE("Histogram: heavy-tailed or sparse gaps do not pre-warm", "[policy][histogram]") {
+  ScalerMetadata spec;
+  SECTION("wide spread") {
+    PolicyState s = WithGaps({minutes(20), minutes(60), minutes(120), minutes(200)}, 5);
+    s.idle_since = kNow - minutes(30);
+    CHECK_FALSE(Decide(spec, Obs(0), s, kNow).active);
+  }
+  SECTION("too few samples") {
+    PolicyState s;
+    for (auto g : {minutes(50), minutes(51)}) s.gaps = RecordGap(std::move(s.gaps), g);
+    s.idle_since = kNow - minutes(50);
+    CHECK_FALSE(Decide(spec, Obs(0), s, kNow).active);
+  }
+}
+
+TEST_CASE("Work always wins over idle rules and in-flight over the cap", "[policy]") {
+  ScalerMetadata spec;
+  spec.max_replicas = 3;
+  PolicyState s = IdleSince(kNow);
+  Decision d = Decide(spec, Obs(0, 5), s, kNow);
+  CHECK(d.active);
+  CHECK(d.desired_replicas == 5);
+  CHECK(d.reason == kReasonInFlight);
 }
 
 }  // namespace

@@ -1,0 +1,108 @@
+#include "policy/policy_state.h"
+
+#include <algorithm>
+
+#include <nlohmann/json.hpp>
+
+namespace warmpool::policy {
+namespace {
+
+using Clock = std::chrono::system_clock;
+constexpr double kDurationWeight = 0.2;  // EWMA weight of a new duration measurement
+constexpr double kBurstWeight = 0.3;     // EWMA weight of a new busy period's peak
+
+// Nanoseconds, so a decoded time compares equal to the `now` it came from (Observe idempotence).
+int64_t ToNanos(Clock::time_point t) {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(t.time_since_epoch()).count();
+}
+
+Clock::time_point FromNanos(int64_t ns) {
+  return Clock::time_point(
+      std::chrono::duration_cast<Clock::duration>(std::chrono::nanoseconds(ns)));
+}
+
+}  // namespace
+
+PolicyState Observe(const PolicyState& state, const ScalerMetadata& /*spec*/,
+                    const Observation& obs, Clock::time_point now) {
+  if (state.last_observed && now <= *state.last_observed) return state;
+  PolicyState s = state;
+  s.last_observed = now;
+  const int64_t work = obs.pending + obs.in_flight;
+  if (work > 0) {
+    if (!s.busy) {
+      if (s.idle_since) {
+        s.gaps = RecordGap(std::move(s.gaps),
+                           std::chrono::duration_cast<std::chrono::seconds>(now - *s.idle_since));
+      }
+      s.period_peak = 0;
+    }
+    s.busy = true;
+    s.idle_since.reset();
+    s.period_peak = std::max(s.period_peak, work);
+  } else if (s.busy) {
+    s.busy = false;
+    s.idle_since = now;
+    const double peak = static_cast<double>(s.period_peak);
+    s.burst_work =
+        s.burst_work == 0 ? peak : (1 - kBurstWeight) * s.burst_work + kBurstWeight * peak;
+    s.period_peak = 0;
+  }
+  if (obs.measured_task_seconds && *obs.measured_task_seconds > 0) {
+    const double v = *obs.measured_task_seconds;
+    s.task_seconds =
+        s.task_seconds == 0 ? v : (1 - kDurationWeight) * s.task_seconds + kDurationWeight * v;
+  }
+  return s;
+}
+
+std::string EncodeState(const PolicyState& state) {
+  nlohmann::json j;
+  j["v"] = 1;
+  if (state.last_observed) j["lastObservedNs"] = ToNanos(*state.last_observed);
+  j["busy"] = state.busy;
+  if (state.idle_since) j["idleSinceNs"] = ToNanos(*state.idle_since);
+  nlohmann::json gaps = nlohmann::json::array();
+  for (size_t i = 0; i < state.gaps.bins.size(); ++i) {
+    if (state.gaps.bins[i] > 0) gaps.push_back({i, state.gaps.bins[i]});
+  }
+  j["gaps"] = std::move(gaps);
+  j["taskSeconds"] = state.task_seconds;
+  j["burstWork"] = state.burst_work;
+  j["periodPeak"] = state.period_peak;
+  return j.dump();
+}
+
+bool DecodeState(std::string_view text, PolicyState* out) {
+  nlohmann::json j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (!j.is_object() || !j.contains("v") || j["v"] != 1) return false;
+  try {
+    PolicyState s;
+    if (j.contains("lastObservedNs"))
+      s.last_observed = FromNanos(j.at("lastObservedNs").get<int64_t>());
+    s.busy = j.at("busy").get<bool>();
+    if (j.contains("idleSinceNs")) s.idle_since = FromNanos(j.at("idleSinceNs").get<int64_t>());
+    const auto& gaps = j.at("gaps");
+    if (!gaps.is_array()) return false;
+    for (const auto& pair : gaps) {
+      if (!pair.is_array() || pair.size() != 2) return false;
+      const auto bin = pair[0].get<int64_t>();
+      const auto count = pair[1].get<int64_t>();
+      if (bin < 0 || bin >= IdleGapHistogram::kBins || count < 0 || count > UINT32_MAX) {
+        return false;
+      }
+      if (s.gaps.bins.empty()) s.gaps.bins.assign(IdleGapHistogram::kBins, 0);
+      s.gaps.bins[bin] = static_cast<uint32_t>(count);
+    }
+    s.task_seconds = j.at("taskSeconds").get<double>();
+    s.burst_work = j.at("burstWork").get<double>();
+    s.period_peak = j.at("periodPeak").get<int64_t>();
+    if (s.task_seconds < 0 || s.burst_work < 0 || s.period_peak < 0) return false;
+    *out = std::move(s);
+    return true;
+  } catch (const nlohmann::json::exception&) {
+    return false;  // wrong type or missing field: reported to the caller as "not decodable"
+  }
+}
+
+}  // namespace warmpool::policy

@@ -1,0 +1,61 @@
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "policy/idle_gap_histogram.h"
+#include "policy/scaler_metadata.h"
+
+namespace warmpool::policy {
+
+// What the probe measured for one ScaledObject's queues at one instant.
+struct Observation {
+  int64_t pending = 0;    // messages waiting in the queues' lists (all priority sub-lists)
+  int64_t in_flight = 0;  // delivered, unacked, not scheduled (0 when countInFlight=false)
+  int64_t scheduled = 0;  // unacked with an eta in the future (countdown / retry)
+  // Earliest future eta among the scheduled tasks; nullopt when none (or not measured).
+  std::optional<std::chrono::system_clock::time_point> earliest_eta;
+  // Mean run time of tasks that finished since the previous observation (e.g. from results'
+  // timing); nullopt = not measured. Feeds the duration estimate used by `drainSeconds`.
+  std::optional<double> measured_task_seconds;
+};
+
+// Per-ScaledObject memory the policy carries between decisions. The scaler persists it (encoded
+// with EncodeState) under its own Redis prefix so every scaler replica decides the same. Plain
+// data; copyable; a default-constructed state means "nothing learned yet".
+struct PolicyState {
+  // Time of the newest observation applied; Observe ignores observations not newer than this.
+  std::optional<std::chrono::system_clock::time_point> last_observed;
+  bool busy = false;  // the last applied observation had work (pending + in_flight > 0)
+  // First observation without work after a busy period (the keep-alive clock and the start of the
+  // current idle gap); nullopt while busy or before any work was seen.
+  std::optional<std::chrono::system_clock::time_point> idle_since;
+  IdleGapHistogram gaps;    // idle gaps seen so far
+  double task_seconds = 0;  // EWMA of measured task duration (seconds); 0 = unknown
+  double burst_work = 0;    // EWMA of the peak work (pending + in_flight) per busy period; 0 = none
+  int64_t period_peak = 0;  // peak work in the current busy period
+
+  friend bool operator==(const PolicyState&, const PolicyState&) = default;
+};
+
+// The pure state update the scaler calls once per fresh observation, before Decide:
+//   - work (pending + in_flight) appearing after an idle gap records that gap in the histogram;
+//   - work ending starts the idle clock and folds the busy period's peak into burst_work;
+//   - a measured task duration updates the duration EWMA (weight 0.2).
+// Idempotent and monotonic: an observation at or before state.last_observed returns `state`
+// unchanged, so two scaler replicas applying the same observation agree. Pure.
+PolicyState Observe(const PolicyState& state, const ScalerMetadata& spec, const Observation& obs,
+                    std::chrono::system_clock::time_point now);
+
+// Compact JSON (nlohmann): times as Unix nanoseconds, the histogram sparse as [bin, count] pairs.
+// Version field "v": 1. Pure.
+std::string EncodeState(const PolicyState& state);
+
+// Parses EncodeState's output. Returns false (leaving *out untouched) on malformed or foreign
+// input, so the caller can log it and start from a default state. Pure.
+bool DecodeState(std::string_view text, PolicyState* out);
+
+}  // namespace warmpool::policy

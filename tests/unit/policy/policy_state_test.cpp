@@ -1,0 +1,140 @@
+#include "policy/policy_state.h"
+
+#include <vector>
+
+#include <catch2/catch.hpp>
+
+#include "policy/warm_policy.h"
+
+namespace warmpool::policy {
+namespace {
+
+using std::chrono::minutes;
+using std::chrono::seconds;
+const auto kT0 = std::chrono::system_clock::time_point(seconds(1'800'000'000));
+
+Observation Work(int64_t pending, int64_t in_flight = 0) {
+  Observation o;
+  o.pending = pending;
+  o.in_flight = in_flight;
+  return o;
+}
+
+TEST_CASE("Observe tracks busy periods, idle gaps and burst size", "[state]") {
+  const ScalerMetadata spec;
+  PolicyState s;
+  s = Observe(s, spec, Work(0), kT0);
+  CHECK_FALSE(s.busy);
+  CHECK_FALSE(s.idle_since);  // never busy: nothing to keep alive
+  s = Observe(s, spec, Work(4, 1), kT0 + seconds(10));
+  s = Observe(s, spec, Work(0, 8), kT0 + seconds(20));
+  CHECK(s.busy);
+  CHECK(s.period_peak == 8);
+  CHECK(GapSamples(s.gaps) == 0);  // the first busy period has no gap before it
+  s = Observe(s, spec, Work(0), kT0 + seconds(30));
+  CHECK_FALSE(s.busy);
+  REQUIRE(s.idle_since);
+  CHECK(*s.idle_since == kT0 + seconds(30));
+  CHECK(s.burst_work == Approx(8));
+  s = Observe(s, spec, Work(0), kT0 + seconds(60));
+  CHECK(*s.idle_since == kT0 + seconds(30));  // the idle clock does not restart
+  s = Observe(s, spec, Work(2), kT0 + seconds(30) + minutes(7) + seconds(5));
+  CHECK(GapSamples(s.gaps) == 1);
+  CHECK(s.gaps.bins[7] == 1);
+  CHECK_FALSE(s.idle_since);
+  s = Observe(s, spec, Work(0), kT0 + minutes(9));
+  CHECK(s.burst_work == Approx(0.7 * 8 + 0.3 * 2));
+}
+
+TEST_CASE("Observe folds measured durations into an EWMA", "[state]") {
+  Observation o = Work(1);
+  o.measured_task_seconds = 10;
+  PolicyState s = Observe({}, {}, o, kT0);
+  CHECK(s.task_seconds == Approx(10));
+  o.measured_task_seconds = 20;
+  s = Observe(s, {}, o, kT0 + seconds(1));
+  CHECK(s.task_seconds == Approx(12));
+  o.measured_task_seconds.reset();
+  s = Observe(s, {}, o, kT0 + seconds(2));
+  CHECK(s.task_seconds == Approx(12));
+}
+
+TEST_CASE("Observe is idempotent for repeated or stale observations", "[state]") {
+  PolicyState s = Observe({}, {}, Work(3), kT0);
+  s = Observe(s, {}, Work(0), kT0 + seconds(5));
+  const PolicyState once = s;
+  CHECK(Observe(s, {}, Work(0), kT0 + seconds(5)) == once);  // same instant, second replica
+  CHECK(Observe(s, {}, Work(9), kT0 + seconds(1)) == once);  // older observation
+}
+
+TEST_CASE("EncodeState/DecodeState round-trip every field", "[state]") {
+  PolicyState s;
+  for (int i = 0; i < 30; ++i) {
+    s = Observe(s, {}, Work(5), kT0 + minutes(10 * i));
+    Observation done = Work(0);
+    done.measured_task_seconds = 3 + i;
+    s = Observe(s, {}, done, kT0 + minutes(10 * i) + seconds(30));
+  }
+  s = Observe(s, {}, Work(2), kT0 + minutes(400));
+  PolicyState back;
+  REQUIRE(DecodeState(EncodeState(s), &back));
+  CHECK(back == s);
+  PolicyState empty;
+  REQUIRE(DecodeState(EncodeState(PolicyState{}), &empty));
+  CHECK(empty == PolicyState{});
+}
+
+TEST_CASE("DecodeState rejects foreign or malformed text and leaves the output alone", "[state]") {
+  const char* bad[] = {
+      "",
+      "not json",
+      "[]",
+      R"({"v":2,"busy":false,"gaps":[],"taskSeconds":0,"burstWork":0,"periodPeak":0})",
+      R"({"v":1,"gaps":[],"taskSeconds":0,"burstWork":0,"periodPeak":0})",
+      R"({"v":1,"busy":false,"gaps":[[999,1]],"taskSeconds":0,"burstWork":0,"periodPeak":0})",
+      R"({"v":1,"busy":false,"gaps":[[1]],"taskSeconds":0,"burstWork":0,"periodPeak":0})",
+      R"({"v":1,"busy":"no","gaps":[],"taskSeconds":0,"burstWork":0,"periodPeak":0})",
+      R"({"v":1,"busy":false,"gaps":[],"taskSeconds":-1,"burstWork":0,"periodPeak":0})",
+  };
+  for (const char* text : bad) {
+    DYNAMIC_SECTION(text) {
+      PolicyState out;
+      out.period_peak = 42;
+      CHECK_FALSE(DecodeState(text, &out));
+      CHECK(out.period_peak == 42);
+    }
+  }
+}
+
+// Two scaler replicas behind KEDA's round-robin share one encoded state (as in Redis, written with
+// WATCH/MULTI so updates are serial). Whichever replica answers, the decisions equal those of a
+// single scaler; a replica re-applying an observation another one already applied changes nothing.
+TEST_CASE("Two scaler replicas sharing encoded state decide like one", "[state]") {
+  ScalerMetadata spec;
+  std::vector<Observation> trace;
+  for (int hour = 0; hour < 12; ++hour) {
+    for (int m = 0; m < 60; ++m) trace.push_back(Work(m < 3 ? 10 : 0, m < 4 ? 2 : 0));
+  }
+  PolicyState single;
+  std::string shared = EncodeState(PolicyState{});
+  for (size_t i = 0; i < trace.size(); ++i) {
+    const auto now = kT0 + minutes(static_cast<int64_t>(i));
+    single = Observe(single, spec, trace[i], now);
+    const Decision want = Decide(spec, trace[i], single, now);
+    // Replica (i % 2) serves this call; the other one re-applies the same observation later.
+    for (int replica = 0; replica < 2; ++replica) {
+      PolicyState mine;
+      REQUIRE(DecodeState(shared, &mine));
+      mine = Observe(mine, spec, trace[i], now);
+      shared = EncodeState(mine);
+      CHECK(Decide(spec, trace[i], mine, now) == want);
+    }
+  }
+  PolicyState final_shared;
+  REQUIRE(DecodeState(shared, &final_shared));
+  CHECK(final_shared == single);
+  CHECK(GapSamples(single.gaps) == 11);
+}
+
+}  // namespace
+}  // namespace warmpool::policy
