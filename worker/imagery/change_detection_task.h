@@ -1,0 +1,82 @@
+#pragma once
+
+// The Celery task `imagery.change_detection` as a plain function the worker registers.
+//
+//   imagery.change_detection(before, after, output_dir=None, method="cva", bands=None,
+//                            normalize="pif", threshold="otsu", open_radius=1, min_area_px=16,
+//                            quicklook=True)
+//   keyword-only extras: close_radius=0, red_band=3, nir_band=4, magnitude=False
+//
+// Arguments come positional (`args`, a JSON array) or by keyword (`kwargs`, a JSON object), as in
+// a Celery protocol-2 message body. The worker maps exceptions to a FAILURE result:
+//   ImageryError (and TaskArgumentError, a subclass) -> exc_type = e.exc_type(), exc_message =
+//   e.what(); anything else is an internal error.
+
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "worker/imagery/compute_backend.h"
+#include "worker/imagery/imagery_error.h"
+
+namespace warmpool::imagery {
+
+inline constexpr const char* kChangeDetectionTaskName = "imagery.change_detection";
+
+// Worker-level configuration of the imagery task (from the worker's command line).
+struct ImageryConfig {
+  // --data-root: local input rasters and output directories must lie inside it (symlinks
+  // resolved). Network GDAL paths (/vsicurl/, /vsis3/, /vsiaz/, ...) are always allowed. Empty
+  // disables the check (tests only; the worker must set it).
+  std::string data_root;
+  // --output-root: where outputs go when output_dir is None (a sub-folder per before/after pair);
+  // also accepted as a parent of an explicit output_dir. Empty = "<data_root>/changes".
+  std::string output_root;
+  // --device: "auto" (first CUDA device when one is usable, else CPU), "cpu", "cuda" or "cuda:N".
+  std::string device = "auto";
+  int threads = 2;       // CPU threads (fused pass, morphology, GDAL decode)
+  int strip_rows = 256;  // rows per strip: memory is O(strip_rows * width * bands) + 3 B/px
+};
+
+// Wrong argument type (exc_type "TypeError": not a string, list, int or bool where one is
+// needed; unknown keyword; too many positionals; missing before/after) or value (exc_type
+// "ValueError": unknown method, negative radius, ...). Messages name the argument.
+class TaskArgumentError : public ImageryError {
+ public:
+  enum class Type { kTypeError, kValueError };
+  TaskArgumentError(Type type, const std::string& message)
+      : ImageryError(Kind::kInvalidArgument, message), type_(type) {}
+  const char* exc_type() const override {
+    return type_ == Type::kTypeError ? "TypeError" : "ValueError";
+  }
+
+ private:
+  Type type_;
+};
+
+// Runs one task. Returns the result document:
+//   {method, normalize, bands, device, before, after, width, height, crs, geotransform,
+//    threshold {method, value, bin, auto_bin, floor_bin, bins_per_unit},
+//    normalization {gain[], offset[], pif_pixels}, morphology {...},
+//    valid_pixels, changed_pixels, changed_fraction, changed_area_map, [direction_sectors[16]],
+//    region_count, regions [{id, area_px, area_map, pixel_bbox, map_bbox, centroid_px}],
+//    regions_truncated, outputs {mask, regions_geojson, result_json, [quicklook], [magnitude]},
+//    timings_s {open, sample, normalize_fit, decode, fused_pass, threshold, mask_filter,
+//               regions, compute_total, encode, quicklook, total}}
+// Throws TaskArgumentError for bad arguments, ImageryError for bad data (missing or corrupt
+// raster: FileNotFoundError/ValueError; outside the data root: PermissionError; size, CRS or band
+// mismatch and band out of range: ValueError; CUDA failure: RuntimeError). Thread-safe: each
+// call has its own state (a CUDA device serves one call at a time).
+nlohmann::json RunChangeDetectionTask(const nlohmann::json& args, const nlohmann::json& kwargs,
+                                      const ImageryConfig& config);
+
+// Checks a --device value ("auto", "cpu", "cuda", "cuda:N"); throws
+// ImageryError(kInvalidArgument) naming the allowed forms. For start-up validation.
+void ValidateDeviceSpec(const std::string& device);
+
+// The backend for `device`, logging the choice (event "imagery_device"). "auto" falls back to the
+// CPU with a warning when CUDA is unusable; an explicit "cuda:N" that is unusable throws
+// ImageryError(kDevice).
+ComputeBackendPtr SelectBackend(const std::string& device, int threads);
+
+}  // namespace warmpool::imagery

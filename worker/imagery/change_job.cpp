@@ -1,0 +1,177 @@
+#include "worker/imagery/change_job.h"
+
+#include <chrono>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <numeric>
+
+#include "worker/imagery/change_outputs.h"
+#include "worker/imagery/imagery_error.h"
+#include "worker/imagery/raster_io.h"
+#include "worker/imagery/strip_source.h"
+
+namespace warmpool::imagery {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double Seconds(Clock::time_point since) {
+  return std::chrono::duration<double>(Clock::now() - since).count();
+}
+
+void CheckSameGrid(const RasterInfo& a, const RasterInfo& b, const std::string& pa,
+                   const std::string& pb) {
+  const auto fail = [](const std::string& msg) {
+    throw ImageryError(ImageryError::Kind::kMismatch, msg);
+  };
+  if (a.width != b.width || a.height != b.height) {
+    fail("size mismatch: '" + pa + "' is " + std::to_string(a.width) + "x" +
+         std::to_string(a.height) + " but '" + pb + "' is " + std::to_string(b.width) + "x" +
+         std::to_string(b.height) + "; co-register and resample to one grid first");
+  }
+  if (!SameCrs(a.geo.crs_wkt, b.geo.crs_wkt)) {
+    fail("CRS mismatch: '" + pa + "' is " +
+         (a.geo.crs_wkt.empty() ? "without CRS" : DescribeCrs(a.geo.crs_wkt)) + " but '" + pb +
+         "' is " + (b.geo.crs_wkt.empty() ? "without CRS" : DescribeCrs(b.geo.crs_wkt)) +
+         "; reproject one of them (gdalwarp -t_srs)");
+  }
+  if (a.geo.has_geotransform && b.geo.has_geotransform) {
+    const double pixel = std::max(std::fabs(a.geo.geotransform[1]), 1e-12);
+    for (int i = 0; i < 6; ++i) {
+      const double tol = (i == 0 || i == 3) ? 0.01 * pixel : 1e-6 * pixel + 1e-12;
+      if (std::fabs(a.geo.geotransform[i] - b.geo.geotransform[i]) > tol) {
+        fail("grid mismatch: the geotransforms of '" + pa + "' and '" + pb +
+             "' differ (origin or pixel size); resample to one grid first");
+      }
+    }
+  }
+}
+
+}  // namespace
+
+nlohmann::json RunChangeJob(const ChangeJob& job, ComputeBackend& backend) {
+  const auto start = Clock::now();
+  auto t = Clock::now();
+  ConfigureGdal(job.options.threads, 256);
+  RasterReader before = RasterReader::Open(job.before_path);
+  RasterReader after = RasterReader::Open(job.after_path);
+  const RasterInfo bi = before.info();
+  const RasterInfo ai = after.info();
+  CheckSameGrid(bi, ai, job.before_path, job.after_path);
+  ChangeOptions options = job.options;
+  if (options.bands.empty()) {
+    if (bi.band_count != ai.band_count) {
+      throw ImageryError(ImageryError::Kind::kMismatch,
+                         "band count mismatch: '" + job.before_path + "' has " +
+                             std::to_string(bi.band_count) + " bands but '" + job.after_path +
+                             "' has " + std::to_string(ai.band_count) + "; pass bands=[...]");
+    }
+    options.bands.resize(static_cast<size_t>(std::min(bi.band_count, kMaxBands)));
+    std::iota(options.bands.begin(), options.bands.end(), 1);
+  }
+  ValidateOptions(options, std::min(bi.band_count, ai.band_count));
+  const double open_s = Seconds(t);
+
+  GdalStripSource before_src(std::move(before), options.bands);
+  GdalStripSource after_src(std::move(after), options.bands);
+  ChangeMaps maps = ComputeChange(before_src, after_src, options, backend);
+
+  t = Clock::now();
+  std::error_code ec;
+  std::filesystem::create_directories(job.output_dir, ec);
+  if (ec) {
+    throw ImageryError(ImageryError::Kind::kIo,
+                       "cannot create output_dir '" + job.output_dir + "': " + ec.message());
+  }
+  const std::string base = (std::filesystem::path(job.output_dir) / job.output_prefix).string();
+  nlohmann::json outputs;
+  outputs["mask"] = base + "_mask.tif";
+  WriteGeoTiffU8(outputs["mask"], maps.mask.data(), maps.width, maps.height, bi.geo, 255.0,
+                 std::string("change mask (") + MethodName(options.method) + ")");
+  if (job.write_magnitude) {
+    outputs["magnitude"] = base + "_magnitude.tif";
+    std::vector<uint16_t> magnitude(maps.scores.size());
+    for (size_t i = 0; i < magnitude.size(); ++i) {
+      const uint16_t s = maps.scores[i];
+      magnitude[i] = s == kInvalidScore ? uint16_t{65535} : uint16_t(s & kScoreMask);
+    }
+    WriteGeoTiffU16(outputs["magnitude"], magnitude.data(), maps.width, maps.height, bi.geo,
+                    1.0 / maps.scale, 65535.0,
+                    std::string(MethodName(options.method)) + " magnitude");
+  }
+  const std::string crs_name = DescribeCrs(bi.geo.crs_wkt);
+  outputs["regions_geojson"] = base + "_regions.geojson";
+  WriteRegionsGeoJson(outputs["regions_geojson"], maps.regions, bi.geo, crs_name);
+  const double encode_s = Seconds(t);
+
+  double quicklook_s = 0;
+  if (job.quicklook) {
+    t = Clock::now();
+    std::vector<int> rgb;
+    if (ai.band_count >= 3 && options.red_band >= 3 && options.red_band <= ai.band_count) {
+      rgb = {options.red_band, options.red_band - 1, options.red_band - 2};
+    } else {
+      rgb = {options.bands.front()};
+    }
+    outputs["quicklook"] = base + "_quicklook.png";
+    WriteQuicklook(outputs["quicklook"], after_src.reader(), rgb, maps.mask.data(), maps.width,
+                   maps.height, job.quicklook_max_side);
+    quicklook_s = Seconds(t);
+  }
+  outputs["result_json"] = base + "_result.json";
+
+  nlohmann::json result;
+  result["method"] = MethodName(options.method);
+  result["normalize"] = NormalizationName(options.normalization);
+  result["bands"] = options.bands;
+  result["device"] = maps.device;
+  result["before"] = job.before_path;
+  result["after"] = job.after_path;
+  result["width"] = maps.width;
+  result["height"] = maps.height;
+  result["crs"] = crs_name;
+  result["geotransform"] = bi.geo.geotransform;
+  result["threshold"] = {{"method", maps.threshold.method},
+                         {"value", maps.threshold.value},
+                         {"bin", maps.threshold.bin},
+                         {"auto_bin", maps.threshold.auto_bin},
+                         {"floor_bin", maps.threshold.floor_bin},
+                         {"bins_per_unit", maps.scale}};
+  result["normalization"] = {
+      {"gain", maps.fit.gain}, {"offset", maps.fit.offset}, {"pif_pixels", maps.fit.pif_count}};
+  result["morphology"] = {{"open_radius", options.open_radius},
+                          {"close_radius", options.close_radius},
+                          {"min_area_px", options.min_area_px}};
+  result["valid_pixels"] = maps.valid_pixels;
+  result["changed_pixels"] = maps.changed_pixels;
+  result["changed_fraction"] =
+      maps.valid_pixels ? static_cast<double>(maps.changed_pixels) / maps.valid_pixels : 0.0;
+  result["changed_area_map"] = static_cast<double>(maps.changed_pixels) * PixelArea(bi.geo);
+  if (options.method == Method::kCva) {
+    result["direction_sectors"] = maps.sector_counts;
+  }
+  result["region_count"] = maps.regions.size();
+  result["regions"] = RegionsJson(maps.regions, bi.geo, job.max_regions_in_result);
+  result["regions_truncated"] = maps.regions.size() > job.max_regions_in_result;
+  result["outputs"] = outputs;
+  nlohmann::json timings;
+  timings["open"] = open_s;
+  for (const auto& [stage, seconds] : maps.timings) {
+    timings[stage] = seconds;
+  }
+  timings["encode"] = encode_s;
+  timings["quicklook"] = quicklook_s;
+  timings["total"] = Seconds(start);
+  result["timings_s"] = timings;
+
+  std::ofstream f(outputs["result_json"].get<std::string>());
+  f << result.dump(2) << '\n';
+  if (!f) {
+    throw ImageryError(ImageryError::Kind::kIo,
+                       "cannot write '" + outputs["result_json"].get<std::string>() + "'");
+  }
+  return result;
+}
+
+}  // namespace warmpool::imagery

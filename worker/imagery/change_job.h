@@ -1,0 +1,35 @@
+#pragma once
+
+// One change-detection job on files: open and validate both rasters, run the pipeline, write the
+// products and return the result document.
+
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "worker/imagery/change_detection.h"
+#include "worker/imagery/compute_backend.h"
+
+namespace warmpool::imagery {
+
+struct ChangeJob {
+  std::string before_path;  // already resolved against the data root (ResolveDataPath)
+  std::string after_path;
+  std::string output_dir;  // created when missing
+  std::string output_prefix = "change";
+  ChangeOptions options;
+  bool quicklook = true;         // <prefix>_quicklook.png
+  bool write_magnitude = false;  // <prefix>_magnitude.tif (uint16 bins, band scale = 1/scale)
+  size_t max_regions_in_result = 1000;  // the GeoJSON always has every region
+  int quicklook_max_side = 1024;
+};
+
+// Runs `job` on `backend`. Writes <prefix>_mask.tif (uint8: 0 no change, 1 change, 255 nodata;
+// tiled, DEFLATE; geotransform and CRS of `before`), <prefix>_regions.geojson,
+// <prefix>_result.json and, as requested, the quick-look and magnitude rasters.
+// Returns the result document (see docs in change_detection_task.h). Throws ImageryError:
+// kNotFound/kCorrupt/kUnsupported for unreadable inputs, kMismatch when size, band count,
+// geotransform or CRS differ, kInvalidArgument for bad options, kIo for output failures.
+nlohmann::json RunChangeJob(const ChangeJob& job, ComputeBackend& backend);
+
+}  // namespace warmpool::imagery

@@ -1,0 +1,39 @@
+#pragma once
+
+// Product writers at the edge of the pipeline: regions as JSON/GeoJSON and the quick-look PNG.
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "worker/imagery/components.h"
+#include "worker/imagery/raster_io.h"
+
+namespace warmpool::imagery {
+
+// Map-coordinate bounding box [min_x, min_y, max_x, max_y] of a region's pixel edges; the pixel
+// box itself when `geo` has no geotransform.
+std::array<double, 4> MapBounds(const Region& r, const GeoInfo& geo);
+
+// Area of one pixel in map units squared (|det| of the geotransform), 1 without one.
+double PixelArea(const GeoInfo& geo);
+
+// Regions as result-JSON objects, largest first, at most `limit` of them:
+// {id, area_px, area_map, pixel_bbox [x0,y0,x1,y1] (inclusive), map_bbox, centroid_px}.
+nlohmann::json RegionsJson(const std::vector<Region>& regions, const GeoInfo& geo, size_t limit);
+
+// A GeoJSON FeatureCollection of the regions' map bounding boxes (Polygon features with the
+// properties above), with a "crs" member naming the raster's CRS. Throws ImageryError(kIo).
+void WriteRegionsGeoJson(const std::string& path, const std::vector<Region>& regions,
+                         const GeoInfo& geo, const std::string& crs_name);
+
+// Writes a PNG of `after` (bands `rgb`, 1-based, 1 or 3 of them, each stretched between its 2nd
+// and 98th percentile) reduced so the longer side is at most max_side, with the outline of the
+// change mask (value 1) drawn in red. Throws ImageryError(kIo) or (kCorrupt) from the read.
+void WriteQuicklook(const std::string& path, const RasterReader& after, const std::vector<int>& rgb,
+                    const uint8_t* mask, int width, int height, int max_side);
+
+}  // namespace warmpool::imagery

@@ -1,0 +1,81 @@
+#include <algorithm>
+#include <array>
+#include <thread>
+
+#include "worker/imagery/compute_backend.h"
+#include "worker/imagery/fused_pass.h"
+#include "worker/imagery/morphology.h"
+
+namespace warmpool::imagery {
+namespace {
+
+class CpuBackend final : public ComputeBackend {
+ public:
+  explicit CpuBackend(int threads) : threads_(std::max(1, threads)) {}
+
+  std::string Name() const override { return "cpu"; }
+
+  void Begin(const FusedParams& params, int width, int height, uint16_t* scores) override {
+    params_ = params;
+    width_ = width;
+    height_ = height;
+    scores_ = scores;
+    histograms_.assign(static_cast<size_t>(threads_), std::vector<uint64_t>(kScoreBins, 0));
+  }
+
+  void FusedStrip(int row0, int rows, const uint16_t* before, const uint16_t* after) override {
+    const size_t plane = static_cast<size_t>(rows) * width_;
+    uint16_t* out = scores_ + static_cast<size_t>(row0) * width_;
+    const int threads = plane < 65536 ? 1 : threads_;
+    if (threads == 1) {
+      FusedPassCpu(params_, before, after, plane, 0, plane, out, histograms_[0].data());
+      return;
+    }
+    std::vector<std::thread> pool;
+    const size_t per = (plane + threads - 1) / threads;
+    for (int t = 0; t < threads; ++t) {
+      const size_t begin = std::min(plane, t * per);
+      const size_t end = std::min(plane, begin + per);
+      pool.emplace_back([=, this] {
+        FusedPassCpu(params_, before, after, plane, begin, end, out, histograms_[t].data());
+      });
+    }
+    for (std::thread& th : pool) {
+      th.join();
+    }
+  }
+
+  void Histogram(uint64_t* histogram) override {
+    std::fill_n(histogram, kScoreBins, 0);
+    for (const std::vector<uint64_t>& h : histograms_) {
+      for (int k = 0; k < kScoreBins; ++k) {
+        histogram[k] += h[k];
+      }
+    }
+  }
+
+  std::optional<std::vector<Region>> MaskAndFilter(const MaskParams& m, uint8_t* mask) override {
+    const size_t count = static_cast<size_t>(width_) * height_;
+    std::vector<uint8_t> work(count);
+    ThresholdScores(scores_, count, m.threshold_bin, work.data());
+    OpenClose(work, width_, height_, m.open_radius, m.close_radius, threads_);
+    ClearNodata(scores_, count, work.data());
+    std::vector<Region> regions = FilterComponents(work.data(), width_, height_, m.min_area_px);
+    std::copy(work.begin(), work.end(), mask);
+    return regions;
+  }
+
+ private:
+  const int threads_;
+  FusedParams params_;
+  int width_ = 0;
+  int height_ = 0;
+  uint16_t* scores_ = nullptr;
+  std::vector<std::vector<uint64_t>> histograms_;  // one per thread
+};
+
+}  // namespace
+
+ComputeBackendPtr MakeCpuBackend(int threads) { return std::make_unique<CpuBackend>(threads); }
+
+}  // namespace warmpool::imagery

@@ -1,0 +1,128 @@
+#include "worker/imagery/fused_pass.h"
+
+#include <algorithm>
+#include <array>
+#include <cstring>
+
+namespace warmpool::imagery {
+namespace {
+
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#define WARMPOOL_CPU_CLONES __attribute__((target_clones("arch=x86-64-v4", "avx2", "default")))
+#else
+#define WARMPOOL_CPU_CLONES
+#endif
+
+template <Method kMethod, int kBands>
+[[gnu::always_inline]] inline void ScoreSpan(const FusedParams& p,
+                                             const uint16_t* __restrict__ before,
+                                             const uint16_t* __restrict__ after, size_t plane,
+                                             size_t begin, size_t end,
+                                             uint16_t* __restrict__ scores) {
+  for (size_t i = begin; i < end; ++i) {
+    scores[i] = ScorePixel<kMethod, kBands>(p, before, after, plane, i);
+  }
+}
+
+template <Method kMethod>
+[[gnu::always_inline]] inline void ScoreSpanBands(const FusedParams& p, const uint16_t* before,
+                                                  const uint16_t* after, size_t plane, size_t begin,
+                                                  size_t end, uint16_t* scores) {
+  switch (p.band_count) {
+    case 1:
+      return ScoreSpan<kMethod, 1>(p, before, after, plane, begin, end, scores);
+    case 2:
+      return ScoreSpan<kMethod, 2>(p, before, after, plane, begin, end, scores);
+    case 3:
+      return ScoreSpan<kMethod, 3>(p, before, after, plane, begin, end, scores);
+    case 4:
+      return ScoreSpan<kMethod, 4>(p, before, after, plane, begin, end, scores);
+    default:
+      return ScoreSpan<kMethod, 0>(p, before, after, plane, begin, end, scores);
+  }
+}
+
+WARMPOOL_CPU_CLONES
+void ScoreDispatch(const FusedParams& p, const uint16_t* before, const uint16_t* after,
+                   size_t plane, size_t begin, size_t end, uint16_t* scores) {
+  switch (p.method) {
+    case Method::kAbsDiff:
+      return ScoreSpanBands<Method::kAbsDiff>(p, before, after, plane, begin, end, scores);
+    case Method::kLogRatio:
+      return ScoreSpanBands<Method::kLogRatio>(p, before, after, plane, begin, end, scores);
+    case Method::kCva:
+      return ScoreSpanBands<Method::kCva>(p, before, after, plane, begin, end, scores);
+    case Method::kNdvi:
+      return ScoreSpanBands<Method::kNdvi>(p, before, after, plane, begin, end, scores);
+  }
+}
+
+template <Method kMethod>
+void MeasureSpan(const FusedParams& p, const uint16_t* before, const uint16_t* after, size_t plane,
+                 size_t begin, size_t end, float* out) {
+  for (size_t i = begin; i < end; ++i) {
+    const PixelMeasure m = MeasurePixel<kMethod, 0>(p, before, after, plane, i);
+    out[i] = m.valid ? m.measure : -1.0f;
+  }
+}
+
+}  // namespace
+
+void ScoreRangeCpu(const FusedParams& p, const uint16_t* before, const uint16_t* after,
+                   size_t plane, size_t begin, size_t end, uint16_t* scores) {
+  ScoreDispatch(p, before, after, plane, begin, end, scores);
+}
+
+void FusedPassCpu(const FusedParams& p, const uint16_t* before, const uint16_t* after, size_t plane,
+                  size_t begin, size_t end, uint16_t* scores, uint64_t* histogram) {
+  // Chunks small enough that the scores are still in L1/L2 when the histogram loop reads them.
+  constexpr size_t kChunk = 8192;
+  // Four sub-histograms break the store-to-load dependency on runs of equal bins.
+  std::array<uint32_t, 4 * (kScoreBins + 1)> sub{};
+  for (size_t c = begin; c < end; c += kChunk) {
+    const size_t stop = std::min(end, c + kChunk);
+    ScoreDispatch(p, before, after, plane, c, stop, scores);
+    size_t i = c;
+    // Bin kScoreBins collects nodata (kInvalidScore & kScoreMask would alias bin 4095).
+    for (; i + 4 <= stop; i += 4) {
+      for (int j = 0; j < 4; ++j) {
+        const uint16_t s = scores[i + j];
+        const uint32_t bin = s == kInvalidScore ? kScoreBins : (s & kScoreMask);
+        ++sub[j * (kScoreBins + 1) + bin];
+      }
+    }
+    for (; i < stop; ++i) {
+      const uint16_t s = scores[i];
+      ++sub[s == kInvalidScore ? kScoreBins : (s & kScoreMask)];
+    }
+    if ((c - begin) / kChunk % 4096 == 4095) {  // flush before uint32 can overflow
+      for (int j = 0; j < 4; ++j) {
+        for (int k = 0; k < kScoreBins; ++k) {
+          histogram[k] += sub[j * (kScoreBins + 1) + k];
+        }
+      }
+      sub.fill(0);
+    }
+  }
+  for (int j = 0; j < 4; ++j) {
+    for (int k = 0; k < kScoreBins; ++k) {
+      histogram[k] += sub[j * (kScoreBins + 1) + k];
+    }
+  }
+}
+
+void MeasureRangeCpu(const FusedParams& p, const uint16_t* before, const uint16_t* after,
+                     size_t plane, size_t begin, size_t end, float* measures) {
+  switch (p.method) {
+    case Method::kAbsDiff:
+      return MeasureSpan<Method::kAbsDiff>(p, before, after, plane, begin, end, measures);
+    case Method::kLogRatio:
+      return MeasureSpan<Method::kLogRatio>(p, before, after, plane, begin, end, measures);
+    case Method::kCva:
+      return MeasureSpan<Method::kCva>(p, before, after, plane, begin, end, measures);
+    case Method::kNdvi:
+      return MeasureSpan<Method::kNdvi>(p, before, after, plane, begin, end, measures);
+  }
+}
+
+}  // namespace warmpool::imagery

@@ -1,0 +1,17 @@
+// Built instead of gpu_backend.cu when CUDA is not available at configure time.
+#include "worker/imagery/gpu_backend.h"
+#include "worker/imagery/imagery_error.h"
+
+namespace warmpool::imagery {
+
+int CudaDeviceCount() { return 0; }
+
+bool CudaCompiledIn() { return false; }
+
+ComputeBackendPtr MakeCudaBackend(int ordinal) {
+  throw ImageryError(
+      ImageryError::Kind::kDevice,
+      "device cuda:" + std::to_string(ordinal) + " requested but this build has no CUDA support");
+}
+
+}  // namespace warmpool::imagery

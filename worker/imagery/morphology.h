@@ -1,0 +1,30 @@
+#pragma once
+
+// Binary mask operations on 0/1 byte masks (row-major, width x height). Square structuring
+// element of side 2r+1; pixels outside the image are ignored (the border neither erodes nor
+// dilates), as OpenCV's default border for morphology. The CUDA kernels implement the same
+// definition and must give identical masks.
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+namespace warmpool::imagery {
+
+// mask[i] = 1 when packed score i is a valid change above `threshold_bin`, else 0.
+void ThresholdScores(const uint16_t* scores, size_t count, uint32_t threshold_bin, uint8_t* mask);
+
+// out = erosion (is_dilate false) or dilation (true) of `in` with radius r >= 0.
+// `scratch` needs width*height bytes. Uses up to `threads` threads (rows split evenly).
+void MorphologyPass(const uint8_t* in, uint8_t* out, uint8_t* scratch, int width, int height,
+                    int radius, bool is_dilate, int threads);
+
+// In place: opening (erode, dilate) with `open_radius`, then closing (dilate, erode) with
+// `close_radius`; a radius of 0 skips that step.
+void OpenClose(std::vector<uint8_t>& mask, int width, int height, int open_radius, int close_radius,
+               int threads);
+
+// Clears mask pixels whose score is kInvalidScore (nodata never counts as change).
+void ClearNodata(const uint16_t* scores, size_t count, uint8_t* mask);
+
+}  // namespace warmpool::imagery

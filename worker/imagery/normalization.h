@@ -1,0 +1,46 @@
+#pragma once
+
+// Relative radiometric normalisation of `after` to `before` (pure functions on a pixel sample).
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace warmpool::imagery {
+
+// A planar sample of co-located pixels of both dates: band b of pixel i at [b * count + i].
+struct PixelSample {
+  int band_count = 0;
+  size_t count = 0;
+  std::vector<uint16_t> before;
+  std::vector<uint16_t> after;
+};
+
+// after' = gain[b] * after + offset[b], per band.
+struct RadiometricFit {
+  std::vector<float> gain;
+  std::vector<float> offset;
+  size_t pif_count = 0;  // pixels the last fit used (0 for the identity)
+};
+
+// gain 1, offset 0.
+RadiometricFit IdentityFit(int band_count);
+
+// Per-band gain/offset fitted on pseudo-invariant pixels: starts from mean/std matching, then
+// `iterations` times keeps the `pif_fraction` of valid pixels with the smallest standardised
+// residual (summed over bands) and refits each band by orthogonal regression on them. Pixels with
+// any band equal to a nodata value are ignored. With no valid pixel, returns the identity.
+RadiometricFit FitPif(const PixelSample& sample, uint16_t nodata_before, uint16_t nodata_after,
+                      double pif_fraction = 0.4, int iterations = 4);
+
+// Histogram matching of after to before: per band a 65536-entry table mapping an `after` DN to
+// the `before` DN of the same quantile. nodata_after maps to itself and nothing else maps to it.
+std::vector<std::vector<uint16_t>> FitHistogramMatch(const PixelSample& sample,
+                                                     uint16_t nodata_before, uint16_t nodata_after);
+
+// Applies per-band tables in place to a planar strip (plane = pixels per band).
+void ApplyLookupTables(const std::vector<std::vector<uint16_t>>& tables, uint16_t* planar,
+                       size_t plane);
+
+}  // namespace warmpool::imagery

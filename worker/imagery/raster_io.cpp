@@ -1,0 +1,287 @@
+#include "worker/imagery/raster_io.h"
+
+#include <cstdlib>
+#include <filesystem>
+#include <mutex>
+
+#include <cpl_conv.h>
+#include <cpl_error.h>
+#include <gdal.h>
+#include <ogr_srs_api.h>
+
+#include "worker/imagery/imagery_error.h"
+
+namespace warmpool::imagery {
+namespace {
+
+// Silences GDAL's stderr printing for the scope; errors are read back with CPLGetLastErrorMsg.
+class QuietGdalErrors {
+ public:
+  QuietGdalErrors() {
+    CPLPushErrorHandler(CPLQuietErrorHandler);
+    CPLErrorReset();
+  }
+  ~QuietGdalErrors() { CPLPopErrorHandler(); }
+  QuietGdalErrors(const QuietGdalErrors&) = delete;
+  QuietGdalErrors& operator=(const QuietGdalErrors&) = delete;
+};
+
+std::string LastGdalMessage() {
+  const char* msg = CPLGetLastErrorMsg();
+  return (msg != nullptr && *msg != '\0') ? std::string(msg) : std::string("unknown GDAL error");
+}
+
+void EnsureDriversRegistered() {
+  static std::once_flag once;
+  std::call_once(once, [] { GDALAllRegister(); });
+}
+
+void CheckBands(const RasterInfo& info, const std::string& path, const std::vector<int>& bands) {
+  for (int b : bands) {
+    if (b < 1 || b > info.band_count) {
+      throw ImageryError(ImageryError::Kind::kInvalidArgument,
+                         "band " + std::to_string(b) + " is out of range for '" + path +
+                             "', which has bands 1.." + std::to_string(info.band_count));
+    }
+  }
+}
+
+struct OsrCloser {
+  void operator()(void* srs) const { OSRDestroySpatialReference(srs); }
+};
+using OsrPtr = std::unique_ptr<void, OsrCloser>;
+
+OsrPtr ParseSrs(const std::string& wkt) {
+  OsrPtr srs(OSRNewSpatialReference(nullptr));
+  if (OSRSetFromUserInput(srs.get(), wkt.c_str()) != OGRERR_NONE) {
+    return nullptr;
+  }
+  return srs;
+}
+
+GdalDatasetPtr CreateGeoTiff(const std::string& path, int width, int height, GDALDataType type,
+                             bool predictor, const GeoInfo& geo, int bands = 1,
+                             bool compress = true) {
+  EnsureDriversRegistered();
+  GDALDriverH driver = GDALGetDriverByName("GTiff");
+  const char* options[] = {"TILED=YES",
+                           "BLOCKXSIZE=256",
+                           "BLOCKYSIZE=256",
+                           compress ? "COMPRESS=DEFLATE" : "COMPRESS=NONE",
+                           (predictor && compress) ? "PREDICTOR=2" : "PREDICTOR=1",
+                           "BIGTIFF=IF_SAFER",
+                           bands > 1 ? "INTERLEAVE=BAND" : "INTERLEAVE=PIXEL",
+                           nullptr};
+  GdalDatasetPtr ds(
+      GDALCreate(driver, path.c_str(), width, height, bands, type, const_cast<char**>(options)));
+  if (!ds) {
+    throw ImageryError(ImageryError::Kind::kIo,
+                       "cannot create '" + path + "': " + LastGdalMessage());
+  }
+  if (geo.has_geotransform) {
+    double gt[6];
+    for (int i = 0; i < 6; ++i) {
+      gt[i] = geo.geotransform[i];
+    }
+    GDALSetGeoTransform(ds.get(), gt);
+  }
+  if (!geo.crs_wkt.empty()) {
+    GDALSetProjection(ds.get(), geo.crs_wkt.c_str());
+  }
+  return ds;
+}
+
+void WriteBand(GdalDatasetPtr ds, const std::string& path, const void* pixels, int width,
+               int height, GDALDataType type, double scale, std::optional<double> nodata,
+               const std::string& description) {
+  GDALRasterBandH band = GDALGetRasterBand(ds.get(), 1);
+  if (nodata) {
+    GDALSetRasterNoDataValue(band, *nodata);
+  }
+  if (scale != 1.0) {
+    GDALSetRasterScale(band, scale);
+    GDALSetRasterOffset(band, 0.0);
+  }
+  GDALSetDescription(band, description.c_str());
+  const CPLErr err = GDALRasterIO(band, GF_Write, 0, 0, width, height, const_cast<void*>(pixels),
+                                  width, height, type, 0, 0);
+  if (err != CE_None) {
+    throw ImageryError(ImageryError::Kind::kIo,
+                       "cannot write '" + path + "': " + LastGdalMessage());
+  }
+  ds.reset();  // flush + close
+  if (CPLGetLastErrorType() >= CE_Failure) {
+    throw ImageryError(ImageryError::Kind::kIo,
+                       "cannot finish '" + path + "': " + LastGdalMessage());
+  }
+}
+
+}  // namespace
+
+void GdalDatasetCloser::operator()(void* dataset) const {
+  if (dataset != nullptr) {
+    GDALClose(dataset);
+  }
+}
+
+RasterReader RasterReader::Open(const std::string& path) {
+  EnsureDriversRegistered();
+  if (path.rfind("/vsi", 0) != 0 && !std::filesystem::exists(path)) {
+    throw ImageryError(ImageryError::Kind::kNotFound, "raster '" + path + "' does not exist");
+  }
+  QuietGdalErrors quiet;
+  GdalDatasetPtr ds(
+      GDALOpenEx(path.c_str(), GDAL_OF_RASTER | GDAL_OF_READONLY, nullptr, nullptr, nullptr));
+  if (!ds) {
+    throw ImageryError(ImageryError::Kind::kCorrupt,
+                       "cannot open '" + path + "' as a raster: " + LastGdalMessage());
+  }
+  RasterInfo info;
+  info.width = GDALGetRasterXSize(ds.get());
+  info.height = GDALGetRasterYSize(ds.get());
+  info.band_count = GDALGetRasterCount(ds.get());
+  if (info.band_count < 1 || info.width < 1 || info.height < 1) {
+    throw ImageryError(ImageryError::Kind::kCorrupt, "raster '" + path + "' has no pixels");
+  }
+  GDALRasterBandH band1 = GDALGetRasterBand(ds.get(), 1);
+  const GDALDataType type = GDALGetRasterDataType(band1);
+  info.data_type = GDALGetDataTypeName(type);
+  if (type != GDT_Byte && type != GDT_UInt16 && type != GDT_Int16) {
+    throw ImageryError(ImageryError::Kind::kUnsupported,
+                       "raster '" + path + "' has data type " + info.data_type +
+                           "; supported: Byte, UInt16, Int16 (convert with gdal_translate -ot "
+                           "UInt16 -scale)");
+  }
+  double gt[6];
+  if (GDALGetGeoTransform(ds.get(), gt) == CE_None) {
+    info.geo.has_geotransform = true;
+    for (int i = 0; i < 6; ++i) {
+      info.geo.geotransform[i] = gt[i];
+    }
+  }
+  const char* wkt = GDALGetProjectionRef(ds.get());
+  info.geo.crs_wkt = wkt != nullptr ? wkt : "";
+  int has_nodata = 0;
+  const double nodata = GDALGetRasterNoDataValue(band1, &has_nodata);
+  if (has_nodata) {
+    info.nodata = nodata;
+  }
+  return RasterReader(path, std::move(ds), std::move(info));
+}
+
+void RasterReader::ReadStrip(const std::vector<int>& bands, int row0, int rows,
+                             uint16_t* out) const {
+  CheckBands(info_, path_, bands);
+  QuietGdalErrors quiet;
+  const CPLErr err = GDALDatasetRasterIO(
+      dataset_.get(), GF_Read, 0, row0, info_.width, rows, out, info_.width, rows, GDT_UInt16,
+      static_cast<int>(bands.size()), const_cast<int*>(bands.data()), 0, 0, 0);
+  if (err != CE_None) {
+    throw ImageryError(ImageryError::Kind::kCorrupt, "cannot read rows " + std::to_string(row0) +
+                                                         ".." + std::to_string(row0 + rows - 1) +
+                                                         " of '" + path_ +
+                                                         "': " + LastGdalMessage());
+  }
+}
+
+void RasterReader::ReadDecimated(const std::vector<int>& bands, int out_width, int out_height,
+                                 uint16_t* out) const {
+  CheckBands(info_, path_, bands);
+  QuietGdalErrors quiet;
+  const CPLErr err = GDALDatasetRasterIO(
+      dataset_.get(), GF_Read, 0, 0, info_.width, info_.height, out, out_width, out_height,
+      GDT_UInt16, static_cast<int>(bands.size()), const_cast<int*>(bands.data()), 0, 0, 0);
+  if (err != CE_None) {
+    throw ImageryError(ImageryError::Kind::kCorrupt,
+                       "cannot read '" + path_ + "': " + LastGdalMessage());
+  }
+}
+
+void WriteGeoTiffU8(const std::string& path, const uint8_t* pixels, int width, int height,
+                    const GeoInfo& geo, std::optional<double> nodata,
+                    const std::string& description) {
+  QuietGdalErrors quiet;
+  WriteBand(CreateGeoTiff(path, width, height, GDT_Byte, false, geo), path, pixels, width, height,
+            GDT_Byte, 1.0, nodata, description);
+}
+
+void WriteGeoTiffU16(const std::string& path, const uint16_t* pixels, int width, int height,
+                     const GeoInfo& geo, double scale, std::optional<double> nodata,
+                     const std::string& description) {
+  QuietGdalErrors quiet;
+  WriteBand(CreateGeoTiff(path, width, height, GDT_UInt16, true, geo), path, pixels, width, height,
+            GDT_UInt16, scale, nodata, description);
+}
+
+void WriteGeoTiffPlanarU16(const std::string& path, const uint16_t* planar, int width, int height,
+                           int band_count, const GeoInfo& geo, std::optional<double> nodata,
+                           bool compress) {
+  QuietGdalErrors quiet;
+  GdalDatasetPtr ds =
+      CreateGeoTiff(path, width, height, GDT_UInt16, true, geo, band_count, compress);
+  for (int b = 1; b <= band_count; ++b) {
+    GDALRasterBandH band = GDALGetRasterBand(ds.get(), b);
+    if (nodata) {
+      GDALSetRasterNoDataValue(band, *nodata);
+    }
+  }
+  const CPLErr err =
+      GDALDatasetRasterIO(ds.get(), GF_Write, 0, 0, width, height, const_cast<uint16_t*>(planar),
+                          width, height, GDT_UInt16, band_count, nullptr, 0, 0, 0);
+  if (err != CE_None) {
+    throw ImageryError(ImageryError::Kind::kIo,
+                       "cannot write '" + path + "': " + LastGdalMessage());
+  }
+  ds.reset();
+  if (CPLGetLastErrorType() >= CE_Failure) {
+    throw ImageryError(ImageryError::Kind::kIo,
+                       "cannot finish '" + path + "': " + LastGdalMessage());
+  }
+}
+
+void ConfigureGdal(int threads, int cache_mb) {
+  static std::once_flag once;
+  std::call_once(once, [&] {
+    EnsureDriversRegistered();
+    if (std::getenv("GDAL_NUM_THREADS") == nullptr) {
+      CPLSetConfigOption("GDAL_NUM_THREADS", std::to_string(threads).c_str());
+    }
+    if (std::getenv("GDAL_CACHEMAX") == nullptr) {
+      GDALSetCacheMax64(static_cast<GIntBig>(cache_mb) * 1024 * 1024);
+    }
+  });
+}
+
+std::string DescribeCrs(const std::string& wkt) {
+  if (wkt.empty()) {
+    return "";
+  }
+  OsrPtr srs = ParseSrs(wkt);
+  if (srs) {
+    OSRAutoIdentifyEPSG(srs.get());
+    const char* name = OSRGetAuthorityName(srs.get(), nullptr);
+    const char* code = OSRGetAuthorityCode(srs.get(), nullptr);
+    if (name != nullptr && code != nullptr) {
+      return std::string(name) + ":" + code;
+    }
+  }
+  return wkt.substr(0, 60);
+}
+
+bool SameCrs(const std::string& a, const std::string& b) {
+  if (a.empty() || b.empty()) {
+    return a.empty() && b.empty();
+  }
+  if (a == b) {
+    return true;
+  }
+  OsrPtr sa = ParseSrs(a);
+  OsrPtr sb = ParseSrs(b);
+  if (!sa || !sb) {
+    return false;
+  }
+  const char* options[] = {"IGNORE_DATA_AXIS_TO_SRS_AXIS_MAPPING=YES", nullptr};
+  return OSRIsSameEx(sa.get(), sb.get(), options) != 0;
+}
+
+}  // namespace warmpool::imagery

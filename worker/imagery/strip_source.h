@@ -1,0 +1,78 @@
+#pragma once
+
+// Where the pipeline reads pixels from: a GDAL raster or an in-memory planar image (tests,
+// benchmarks, the synthetic generator).
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "worker/imagery/raster_io.h"
+
+namespace warmpool::imagery {
+
+class StripSource {
+ public:
+  virtual ~StripSource() = default;
+  virtual int width() const = 0;
+  virtual int height() const = 0;
+  virtual int band_count() const = 0;  // selected bands
+  virtual uint16_t nodata() const = 0;
+  // Rows [row0, row0 + rows) of the selected bands, planar (plane = rows * width).
+  virtual void ReadStrip(int row0, int rows, uint16_t* out) = 0;
+  // The whole image resampled (nearest) to out_width x out_height, planar.
+  virtual void ReadSample(int out_width, int out_height, uint16_t* out) = 0;
+};
+
+// A planar uint16 image held in memory: band b of pixel (r, c) at [b*w*h + r*w + c].
+struct PlanarImage {
+  int width = 0;
+  int height = 0;
+  int band_count = 0;
+  std::vector<uint16_t> pixels;
+
+  uint16_t& at(int band, int row, int col) {
+    return pixels[(static_cast<size_t>(band) * height + row) * width + col];
+  }
+  uint16_t at(int band, int row, int col) const {
+    return pixels[(static_cast<size_t>(band) * height + row) * width + col];
+  }
+};
+
+// Reads from a PlanarImage (not owned; must outlive the source).
+class MemoryStripSource final : public StripSource {
+ public:
+  MemoryStripSource(const PlanarImage& image, uint16_t nodata) : image_(image), nodata_(nodata) {}
+  int width() const override { return image_.width; }
+  int height() const override { return image_.height; }
+  int band_count() const override { return image_.band_count; }
+  uint16_t nodata() const override { return nodata_; }
+  void ReadStrip(int row0, int rows, uint16_t* out) override;
+  void ReadSample(int out_width, int out_height, uint16_t* out) override;
+
+ private:
+  const PlanarImage& image_;
+  uint16_t nodata_;
+};
+
+// Reads the 1-based `bands` of a GDAL raster. nodata: the raster's nodata value when it is an
+// integer in 0..65535, else 0.
+class GdalStripSource final : public StripSource {
+ public:
+  GdalStripSource(RasterReader reader, std::vector<int> bands);
+  int width() const override { return reader_.info().width; }
+  int height() const override { return reader_.info().height; }
+  int band_count() const override { return static_cast<int>(bands_.size()); }
+  uint16_t nodata() const override { return nodata_; }
+  void ReadStrip(int row0, int rows, uint16_t* out) override;
+  void ReadSample(int out_width, int out_height, uint16_t* out) override;
+  const RasterReader& reader() const { return reader_; }
+
+ private:
+  RasterReader reader_;
+  std::vector<int> bands_;
+  uint16_t nodata_ = 0;
+};
+
+}  // namespace warmpool::imagery
