@@ -86,8 +86,11 @@ void LogEvent(spdlog::level::level_enum level, std::string_view event,
   if (!spdlog::should_log(level)) return;
   std::string line;
   if (g_format == LogFormat::kJson) {
-    nlohmann::json obj = {{"event", event}};
-    if (fields.is_object()) obj.update(fields);
+    nlohmann::ordered_json obj;  // "event" first, then the fields
+    obj["event"] = event;
+    if (fields.is_object()) {
+      for (const auto& [k, v] : fields.items()) obj[k] = v;
+    }
     std::string dumped = obj.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
     // Strip the outer braces: the pattern supplies them around ts/level/logger.
     line = kStructuredMarker + dumped.substr(1, dumped.size() - 2);

@@ -5,7 +5,17 @@
 
 namespace warmpool::testing {
 
-TestRedisServer::TestRedisServer() : port_(FreePort()), dir_(MakeTempDir("redis")) { Start(); }
+TestRedisServer::TestRedisServer(std::vector<std::string> extra_args)
+    : port_(FreePort()), dir_(MakeTempDir("redis")), extra_args_(std::move(extra_args)) {
+  Start();
+}
+
+std::string TestRedisServer::password() const {
+  for (size_t i = 0; i + 1 < extra_args_.size(); ++i) {
+    if (extra_args_[i] == "--requirepass") return extra_args_[i + 1];
+  }
+  return "";
+}
 
 TestRedisServer::~TestRedisServer() { Stop(); }
 
@@ -18,11 +28,23 @@ std::string TestRedisServer::address(int db) const {
 }
 
 void TestRedisServer::Start() {
-  proc_ = std::make_unique<ChildProcess>(
-      std::vector<std::string>{"redis-server", "--port", std::to_string(port_), "--bind",
-                               "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", dir_,
-                               "--daemonize", "no", "--protected-mode", "no"},
-      dir_ + "/redis.log");
+  std::vector<std::string> argv = {"redis-server",
+                                   "--port",
+                                   std::to_string(port_),
+                                   "--bind",
+                                   "127.0.0.1",
+                                   "--save",
+                                   "",
+                                   "--appendonly",
+                                   "no",
+                                   "--dir",
+                                   dir_,
+                                   "--daemonize",
+                                   "no",
+                                   "--protected-mode",
+                                   "no"};
+  argv.insert(argv.end(), extra_args_.begin(), extra_args_.end());
+  proc_ = std::make_unique<ChildProcess>(argv, dir_ + "/redis.log");
   bool up = WaitFor([&] { return Cli({"PING"}) == "PONG"; }, std::chrono::seconds(10));
   if (!up) throw std::runtime_error("redis-server did not start: " + proc_->Log());
 }
@@ -38,6 +60,11 @@ void TestRedisServer::Stop() {
 std::string TestRedisServer::Cli(const std::vector<std::string>& args, int db) const {
   std::vector<std::string> argv = {"redis-cli", "-p", std::to_string(port_), "-n",
                                    std::to_string(db)};
+  if (!password().empty()) {
+    argv.push_back("--no-auth-warning");
+    argv.push_back("-a");
+    argv.push_back(password());
+  }
   argv.insert(argv.end(), args.begin(), args.end());
   auto r = RunCommand(argv, std::chrono::seconds(10));
   std::string out = r.output;

@@ -12,7 +12,8 @@ namespace warmpool::testing {
 // it on the same port (for "Redis restarted" tests). Test-only.
 class TestRedisServer {
  public:
-  TestRedisServer();
+  // `extra_args` are appended to redis-server's command line (e.g. {"--requirepass", "pw"}).
+  explicit TestRedisServer(std::vector<std::string> extra_args = {});
   ~TestRedisServer();
   TestRedisServer(const TestRedisServer&) = delete;
   TestRedisServer& operator=(const TestRedisServer&) = delete;
@@ -28,9 +29,13 @@ class TestRedisServer {
   // Runs redis-cli against this server with `args`; returns trimmed stdout.
   std::string Cli(const std::vector<std::string>& args, int db = 0) const;
 
+  // Password given with --requirepass in extra_args, if any (used by Cli).
+  std::string password() const;
+
  private:
   int port_;
   std::string dir_;
+  std::vector<std::string> extra_args_;
   std::unique_ptr<ChildProcess> proc_;
 };
 

@@ -1,0 +1,66 @@
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace warmpool {
+class RedisPool;
+}
+
+namespace warmpool::scaler {
+
+// Which lists and hash entries make up one ScaledObject's backlog. Two ScaledObjects with equal
+// ProbeTargets share Redis reads (coalescing key). Plain data.
+struct ProbeTarget {
+  std::string connection;            // connection identity (name, or "addr:" + redisAddress)
+  RedisPool* pool = nullptr;         // where to read; not part of the identity (see connection)
+  std::string key_prefix;            // kombu global_keyprefix
+  std::vector<std::string> queues;   // sorted, distinct
+  std::vector<int> priority_levels;  // kombu priority steps
+  bool read_unacked = true;          // read the unacked hash (in flight and scheduled)
+
+  std::string CacheKey() const;
+};
+
+// Counts for one queue.
+struct QueueBacklog {
+  int64_t pending = 0;    // LLEN summed over the queue's priority sub-lists
+  int64_t in_flight = 0;  // unacked entries routed to the queue, eta absent or due
+  int64_t scheduled = 0;  // unacked entries routed to the queue with a future eta
+};
+
+// One measurement of a ProbeTarget.
+struct BacklogReading {
+  std::map<std::string, QueueBacklog> per_queue;  // every target queue has an entry
+  std::optional<std::chrono::system_clock::time_point> earliest_eta;  // among scheduled
+  int64_t unparsable_unacked = 0;  // unacked entries that are not kombu JSON (counted nowhere)
+  std::chrono::system_clock::time_point taken_at;
+
+  int64_t pending() const;
+  int64_t in_flight() const;
+  int64_t scheduled() const;
+};
+
+// Parses one kombu `unacked` hash value, `[envelope, exchange, routing_key]`, into its routing key
+// and the envelope's `headers.eta` (protocol v2) or body-less v1 eta if present. Returns false
+// when the value is not that shape. Pure.
+struct UnackedEntry {
+  std::string routing_key;
+  std::optional<std::chrono::system_clock::time_point> eta;
+};
+bool ParseUnackedEntry(std::string_view value, UnackedEntry* out);
+
+// Parses Celery's ISO-8601 times: "2026-11-29T19:57:10.620453+00:00", "...Z", naive = UTC.
+std::optional<std::chrono::system_clock::time_point> ParseIsoTime(std::string_view text);
+
+// Adds one unacked entry to `reading` if its routing key is one of `queues`: scheduled when its
+// eta is after `now`, else in flight. Pure.
+void CountUnackedEntry(const UnackedEntry& entry, std::chrono::system_clock::time_point now,
+                       BacklogReading* reading);
+
+}  // namespace warmpool::scaler

@@ -1,0 +1,57 @@
+#include "scaler/backlog_reader.h"
+
+#include <hiredis/hiredis.h>
+
+#include "common/kombu_keys.h"
+#include "common/redis_connection.h"
+#include "common/redis_errors.h"
+
+namespace warmpool::scaler {
+
+BacklogReading ReadBacklog(RedisConnection& conn, const ProbeTarget& target,
+                           std::chrono::system_clock::time_point now) {
+  std::vector<RedisArgs> commands;
+  for (const auto& queue : target.queues) {
+    for (const auto& key :
+         kombu::PriorityListKeys(target.key_prefix, queue, target.priority_levels)) {
+      commands.push_back({"LLEN", key});
+    }
+  }
+  if (target.read_unacked) {
+    commands.push_back({"HVALS", kombu::PrefixedKey(target.key_prefix, kombu::kUnackedKey)});
+  }
+  auto replies = conn.Pipeline(commands);
+
+  BacklogReading reading;
+  reading.taken_at = now;
+  size_t i = 0;
+  for (const auto& queue : target.queues) {
+    QueueBacklog& b = reading.per_queue[queue];
+    for (size_t s = 0; s < target.priority_levels.size(); ++s, ++i) {
+      if (ReplyIsError(replies[i].get())) {
+        throw RedisReplyError("redis " + conn.endpoint().Redacted() + ": LLEN " + commands[i][1] +
+                              ": " + ReplyString(replies[i].get()));
+      }
+      b.pending += ReplyInteger(replies[i].get());
+    }
+  }
+  if (target.read_unacked) {
+    const redisReply* hvals = replies[i].get();
+    if (ReplyIsError(hvals)) {
+      throw RedisReplyError("redis " + conn.endpoint().Redacted() +
+                            ": HVALS unacked: " + ReplyString(hvals));
+    }
+    for (const redisReply* element : ReplyElements(hvals)) {
+      UnackedEntry entry;
+      if (element->type == REDIS_REPLY_STRING &&
+          ParseUnackedEntry(std::string_view(element->str, element->len), &entry)) {
+        CountUnackedEntry(entry, now, &reading);
+      } else {
+        ++reading.unparsable_unacked;
+      }
+    }
+  }
+  return reading;
+}
+
+}  // namespace warmpool::scaler

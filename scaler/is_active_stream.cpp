@@ -1,0 +1,74 @@
+#include "scaler/is_active_stream.h"
+
+#include <spdlog/spdlog.h>
+
+#include "common/logging.h"
+#include "scaler/scaler_service.h"
+
+namespace warmpool::scaler {
+
+IsActiveStream::IsActiveStream(ScalerCore* core, StreamHub* hub, ScaledObjectKey key,
+                               std::map<std::string, std::string> metadata,
+                               std::chrono::seconds resend)
+    : core_(core),
+      hub_(hub),
+      key_(std::move(key)),
+      metadata_(std::move(metadata)),
+      resend_(resend) {}
+
+void IsActiveStream::Poll() {
+  Evaluation eval;
+  Status s = core_->Evaluate(key_, metadata_, &eval);
+  std::unique_lock lock(mu_);
+  if (finished_ || cancelled_) return;
+  if (s.code() == Status::Code::kInvalidArgument) {
+    FinishLocked(ToGrpc(s));  // bad metadata will not fix itself
+    return;
+  }
+  if (!s.ok()) {
+    // Redis down: send nothing (never a made-up false); KEDA's polling path reports the error.
+    if (!last_poll_failed_) {
+      LogEvent(spdlog::level::warn, "stream_poll_failed",
+               {{"scaledObject", key_.ToString()}, {"error", s.message()}});
+    }
+    last_poll_failed_ = true;
+    return;
+  }
+  last_poll_failed_ = false;
+  const bool active = eval.decision.active;
+  const auto now = std::chrono::steady_clock::now();
+  const bool due = !has_sent_ || active != last_sent_ || now - last_send_time_ >= resend_;
+  if (!due || write_in_flight_) return;
+  out_.set_result(active);
+  write_in_flight_ = true;
+  has_sent_ = true;
+  last_sent_ = active;
+  last_send_time_ = now;
+  lock.unlock();  // write_in_flight_ keeps Finish away until OnWriteDone
+  StartWrite(&out_);
+}
+
+void IsActiveStream::OnWriteDone(bool ok) {
+  std::lock_guard lock(mu_);
+  write_in_flight_ = false;
+  if (!ok) cancelled_ = true;
+  if (cancelled_ && !finished_) FinishLocked(grpc::Status::OK);
+}
+
+void IsActiveStream::OnCancel() {
+  std::lock_guard lock(mu_);
+  cancelled_ = true;
+  if (!write_in_flight_ && !finished_) FinishLocked(grpc::Status::OK);
+}
+
+void IsActiveStream::FinishLocked(const grpc::Status& status) {
+  finished_ = true;
+  Finish(status);
+}
+
+void IsActiveStream::OnDone() {
+  hub_->Unregister(this);
+  delete this;
+}
+
+}  // namespace warmpool::scaler

@@ -1,0 +1,49 @@
+#pragma once
+
+#include <chrono>
+#include <mutex>
+
+#include "externalscaler.grpc.pb.h"
+#include "scaler/scaler_core.h"
+
+namespace warmpool::scaler {
+
+class StreamHub;
+
+// One StreamIsActive call (external-push). Sends the current state as soon as it opens, then
+// whenever it changes, and again every `resend` (a repeated `true` refreshes KEDA's
+// lastActiveTime). Polled by StreamHub; ends cleanly when the client cancels or the server shuts
+// down. Deletes itself in OnDone.
+class IsActiveStream final : public grpc::ServerWriteReactor<externalscaler::IsActiveResponse> {
+ public:
+  IsActiveStream(ScalerCore* core, StreamHub* hub, ScaledObjectKey key,
+                 std::map<std::string, std::string> metadata, std::chrono::seconds resend);
+
+  // Evaluates once and writes if due. Called by the hub thread only.
+  void Poll();
+
+  void OnWriteDone(bool ok) override;
+  void OnCancel() override;
+  void OnDone() override;
+
+ private:
+  void FinishLocked(const grpc::Status& status);
+
+  ScalerCore* const core_;
+  StreamHub* const hub_;
+  const ScaledObjectKey key_;
+  const std::map<std::string, std::string> metadata_;
+  const std::chrono::seconds resend_;
+
+  std::mutex mu_;
+  externalscaler::IsActiveResponse out_;                  // guarded by mu_ (in flight)
+  bool write_in_flight_ = false;                          // guarded by mu_
+  bool finished_ = false;                                 // guarded by mu_
+  bool cancelled_ = false;                                // guarded by mu_
+  bool has_sent_ = false;                                 // guarded by mu_
+  bool last_sent_ = false;                                // guarded by mu_
+  std::chrono::steady_clock::time_point last_send_time_;  // guarded by mu_
+  bool last_poll_failed_ = false;                         // hub thread only
+};
+
+}  // namespace warmpool::scaler

@@ -1,0 +1,166 @@
+#include "scaler/scaler_core.h"
+
+#include <spdlog/spdlog.h>
+
+#include "common/logging.h"
+#include "common/redis_connection.h"
+#include "common/redis_errors.h"
+#include "common/redis_pool.h"
+#include "scaler/backlog_reader.h"
+
+namespace warmpool::scaler {
+namespace {
+
+constexpr size_t kMaxCachedMetadata = 10000;
+
+std::string MetadataCacheKey(const std::map<std::string, std::string>& raw) {
+  std::string key;
+  for (const auto& [k, v] : raw) {
+    key += k;
+    key += '\x1f';
+    key += v;
+    key += '\x1e';
+  }
+  return key;
+}
+
+}  // namespace
+
+ScalerCore::ScalerCore(ConnectionRegistry* registry, ScalerMetrics* metrics, Options options,
+                       WallClock clock)
+    : registry_(registry),
+      metrics_(metrics),
+      options_(options),
+      clock_(std::move(clock)),
+      probe_([this](const ProbeTarget& target) { return ReadAndPublish(target); },
+             options.coalesce_window) {}
+
+std::string ScalerCore::MetricNameFor(const policy::ScalerMetadata& metadata) {
+  std::string name = "warmpool";
+  for (const auto& q : metadata.queues) {
+    name += '-';
+    for (unsigned char c : q) {
+      if (std::isalnum(c)) {
+        name += static_cast<char>(std::tolower(c));
+      } else {
+        name += '-';
+      }
+    }
+  }
+  if (name.size() > 200) name.resize(200);
+  return name;
+}
+
+Status ScalerCore::Metadata(const std::map<std::string, std::string>& raw,
+                            std::shared_ptr<const policy::ParsedMetadata>* out) {
+  const std::string key = MetadataCacheKey(raw);
+  {
+    std::lock_guard lock(metadata_mu_);
+    auto it = metadata_cache_.find(key);
+    if (it != metadata_cache_.end()) {
+      *out = it->second;
+      return Status::Ok();
+    }
+  }
+  auto parsed = std::make_shared<policy::ParsedMetadata>();
+  Status s = policy::ParseScalerMetadata(raw, parsed.get());
+  if (!s.ok()) return s;  // not cached: bad metadata is rare and its message must stay exact
+  std::lock_guard lock(metadata_mu_);
+  for (const auto& unknown : parsed->unknown_keys) {
+    if (warned_keys_.insert(unknown).second) {
+      LogEvent(spdlog::level::warn, "unknown_metadata_key",
+               {{"key", unknown}, {"hint", "ignored; see README for the keys warmpool reads"}});
+    }
+  }
+  if (metadata_cache_.size() >= kMaxCachedMetadata) metadata_cache_.clear();
+  metadata_cache_[key] = parsed;
+  *out = std::move(parsed);
+  return Status::Ok();
+}
+
+BacklogReading ScalerCore::ReadAndPublish(const ProbeTarget& target) {
+  auto guard = target.pool->Acquire();
+  metrics_->redis_reads.Increment();
+  BacklogReading reading = ReadBacklog(*guard, target, clock_());
+  for (const auto& [queue, b] : reading.per_queue) {
+    prometheus::Labels labels = {{"connection", target.connection}, {"queue", queue}};
+    metrics_->pending.Add(labels).Set(static_cast<double>(b.pending));
+    metrics_->in_flight.Add(labels).Set(static_cast<double>(b.in_flight));
+    metrics_->scheduled.Add(labels).Set(static_cast<double>(b.scheduled));
+  }
+  return reading;
+}
+
+Status ScalerCore::Evaluate(const ScaledObjectKey& key,
+                            const std::map<std::string, std::string>& raw, Evaluation* out) {
+  std::shared_ptr<const policy::ParsedMetadata> parsed;
+  if (Status s = Metadata(raw, &parsed); !s.ok()) return s;
+  const policy::ScalerMetadata& md = parsed->metadata;
+
+  ProbeTarget target;
+  if (Status s = registry_->Resolve(md.redis, md.redis_address, &target.pool, &target.connection);
+      !s.ok()) {
+    return s;
+  }
+  target.key_prefix = md.key_prefix;
+  target.queues = md.queues;
+  target.priority_levels = md.priority_levels;
+  target.read_unacked = md.count_in_flight;
+
+  Evaluation eval;
+  try {
+    eval.reading = probe_.Get(target);
+  } catch (const RedisError& e) {
+    metrics_->redis_errors.Add({{"connection", target.connection}}).Increment();
+    return Status::Unavailable("cannot read the backlog from redis connection '" +
+                               target.connection + "': " + e.what());
+  }
+  policy::Observation obs;
+  obs.pending = eval.reading.pending();
+  obs.in_flight = md.count_in_flight ? eval.reading.in_flight() : 0;
+  obs.scheduled = md.count_in_flight ? eval.reading.scheduled() : 0;
+
+  const auto now = clock_();
+  policy::PolicyState state;
+  {
+    std::lock_guard lock(objects_mu_);
+    state = objects_[key.ToString()].policy_state;
+  }
+  eval.decision = policy::Decide(md, obs, state, now);
+  eval.metric_name = MetricNameFor(md);
+  Record(key, eval);
+  *out = std::move(eval);
+  return Status::Ok();
+}
+
+void ScalerCore::Record(const ScaledObjectKey& key, const Evaluation& eval) {
+  bool changed = false;
+  {
+    std::lock_guard lock(objects_mu_);
+    ObjectState& st = objects_[key.ToString()];
+    if (!st.desired) {
+      prometheus::Labels labels = {{"namespace", key.ns}, {"scaledobject", key.name}};
+      st.desired = &metrics_->desired.Add(labels);
+      st.active = &metrics_->active.Add(labels);
+    }
+    st.desired->Set(static_cast<double>(eval.decision.desired_replicas));
+    st.active->Set(eval.decision.active ? 1.0 : 0.0);
+    changed = !st.has_decision || !(st.last == eval.decision);
+    st.has_decision = true;
+    st.last = eval.decision;
+  }
+  if (!changed) return;
+  metrics_->decisions
+      .Add({{"namespace", key.ns}, {"scaledobject", key.name}, {"reason", eval.decision.reason}})
+      .Increment();
+  LogEvent(spdlog::level::info, "decision",
+           {{"scaledObject", key.ToString()},
+            {"pending", eval.reading.pending()},
+            {"inFlight", eval.reading.in_flight()},
+            {"scheduled", eval.reading.scheduled()},
+            {"desired", eval.decision.desired_replicas},
+            {"active", eval.decision.active},
+            {"reason", eval.decision.reason}});
+}
+
+}  // namespace warmpool::scaler

@@ -1,0 +1,92 @@
+#pragma once
+
+#include <chrono>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <string>
+#include <unordered_map>
+
+#include "common/status.h"
+#include "policy/scaler_metadata.h"
+#include "policy/warm_policy.h"
+#include "scaler/backlog.h"
+#include "scaler/coalescing_probe.h"
+#include "scaler/connection_registry.h"
+#include "scaler/scaler_metrics.h"
+
+namespace warmpool::scaler {
+
+// Identifies a ScaledObject as KEDA sends it.
+struct ScaledObjectKey {
+  std::string name;
+  std::string ns;
+  std::string ToString() const { return ns.empty() ? name : ns + "/" + name; }
+};
+
+// The result of one evaluation: what the policy decided from what the probe read.
+struct Evaluation {
+  policy::Decision decision;
+  BacklogReading reading;
+  std::string metric_name;
+};
+
+// The external scaler without gRPC: metadata parsed once per distinct map (cached), Redis reads
+// coalesced per queue set, the policy applied, decisions logged when they change. gRPC handlers
+// translate its Status to grpc::Status. Thread-safe.
+class ScalerCore {
+ public:
+  struct Options {
+    std::chrono::milliseconds coalesce_window{200};  // reuse a Redis reading this long
+  };
+  using WallClock = std::function<std::chrono::system_clock::time_point()>;
+
+  ScalerCore(
+      ConnectionRegistry* registry, ScalerMetrics* metrics, Options options,
+      WallClock clock = [] { return std::chrono::system_clock::now(); });
+
+  // Parses (or fetches from cache) the metadata. InvalidArgument names the key and value.
+  Status Metadata(const std::map<std::string, std::string>& raw,
+                  std::shared_ptr<const policy::ParsedMetadata>* out);
+
+  // Reads the backlog and decides. InvalidArgument for bad metadata, Unavailable when Redis
+  // cannot be read (never a made-up 0).
+  Status Evaluate(const ScaledObjectKey& key, const std::map<std::string, std::string>& raw,
+                  Evaluation* out);
+
+  // GetMetricSpec's metric name: "warmpool-" + the queue names, lower-case [a-z0-9-]. Stable for
+  // a ScaledObject's queue set. Pure.
+  static std::string MetricNameFor(const policy::ScalerMetadata& metadata);
+
+  uint64_t redis_reads() const { return probe_.reads(); }
+
+ private:
+  struct ObjectState {
+    bool has_decision = false;
+    policy::Decision last;
+    policy::PolicyState policy_state;
+    prometheus::Gauge* desired = nullptr;
+    prometheus::Gauge* active = nullptr;
+  };
+  // The coalescing probe's read: one Redis round trip, then the per-queue gauges.
+  BacklogReading ReadAndPublish(const ProbeTarget& target);
+  void Record(const ScaledObjectKey& key, const Evaluation& eval);
+
+  ConnectionRegistry* const registry_;
+  ScalerMetrics* const metrics_;
+  const Options options_;
+  const WallClock clock_;
+  CoalescingProbe probe_;
+
+  std::mutex metadata_mu_;
+  std::unordered_map<std::string, std::shared_ptr<const policy::ParsedMetadata>>
+      metadata_cache_;                 // guarded by metadata_mu_
+  std::set<std::string> warned_keys_;  // guarded by metadata_mu_
+
+  std::mutex objects_mu_;
+  std::unordered_map<std::string, ObjectState> objects_;  // guarded by objects_mu_
+};
+
+}  // namespace warmpool::scaler

@@ -1,0 +1,107 @@
+#include "scaler/scaler_options.h"
+
+#include <cstdlib>
+#include <iostream>
+
+#include <CLI/CLI.hpp>
+
+namespace warmpool::scaler {
+
+Status ParseRedisConnections(const std::vector<std::string>& entries,
+                             std::chrono::milliseconds timeout,
+                             std::map<std::string, RedisEndpoint>* out) {
+  std::map<std::string, RedisEndpoint> parsed;
+  for (const auto& entry : entries) {
+    auto eq = entry.find('=');
+    std::string name = eq == std::string::npos ? "" : entry.substr(0, eq);
+    if (name.empty()) {
+      return Status::InvalidArgument("--redis expects NAME=URL (e.g. default=redis://host:6379/0)");
+    }
+    std::string error;
+    auto endpoint = ParseRedisUrl(entry.substr(eq + 1), &error);
+    if (!endpoint) {
+      return Status::InvalidArgument("--redis " + name + ": " + error);
+    }
+    endpoint->connect_timeout = timeout;
+    endpoint->command_timeout = timeout;
+    if (parsed.count(name)) return Status::InvalidArgument("--redis " + name + " given twice");
+    parsed[name] = *endpoint;
+  }
+  *out = std::move(parsed);
+  return Status::Ok();
+}
+
+bool ParseScalerOptions(int argc, char** argv, ScalerOptions* out, int* exit_code) {
+  CLI::App app{
+      "warmpool-scaler: a KEDA external scaler that measures the real Celery backlog in Redis\n"
+      "(every queue, kombu priority sub-lists, tasks in flight) and applies a warm-pool policy."};
+  ScalerOptions opts;
+  std::vector<std::string> redis_flags;
+  std::string log_format = "text", log_level = "info";
+  int coalesce_ms = 200, timeout_ms = 1000, stream_ms = 200, resend_s = 5;
+  app.add_option("--listen", opts.listen, "gRPC listen address HOST:PORT")
+      ->envname("WARMPOOL_LISTEN")
+      ->capture_default_str();
+  app.add_option("--redis", redis_flags,
+                 "Named Redis connection NAME=redis://[user:pass@]host:port/db (repeatable; "
+                 "env: comma-separated). Default: default=redis://127.0.0.1:6379/0")
+      ->envname("WARMPOOL_REDIS")
+      ->delimiter(',');
+  app.add_option("--metrics-listen", opts.metrics_listen,
+                 "Prometheus /metrics listen address HOST:PORT, or 'off'")
+      ->envname("WARMPOOL_METRICS_LISTEN")
+      ->capture_default_str();
+  app.add_option("--log-format", log_format, "text | json")
+      ->envname("WARMPOOL_LOG_FORMAT")
+      ->capture_default_str();
+  app.add_option("--log-level", log_level, "trace | debug | info | warn | error")
+      ->envname("WARMPOOL_LOG_LEVEL")
+      ->capture_default_str();
+  app.add_option("--coalesce-ms", coalesce_ms,
+                 "Share one Redis reading per queue set for this long (ms)")
+      ->envname("WARMPOOL_COALESCE_MS")
+      ->check(CLI::Range(0, 5000))
+      ->capture_default_str();
+  app.add_option("--redis-timeout-ms", timeout_ms, "Redis connect and command timeout (ms)")
+      ->envname("WARMPOOL_REDIS_TIMEOUT_MS")
+      ->check(CLI::Range(10, 60000))
+      ->capture_default_str();
+  app.add_option("--stream-interval-ms", stream_ms, "StreamIsActive poll period (ms)")
+      ->envname("WARMPOOL_STREAM_INTERVAL_MS")
+      ->check(CLI::Range(10, 1000))
+      ->capture_default_str();
+  app.add_option("--stream-resend-s", resend_s, "StreamIsActive re-sends its state this often (s)")
+      ->envname("WARMPOOL_STREAM_RESEND_S")
+      ->check(CLI::Range(1, 3600))
+      ->capture_default_str();
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    *exit_code = app.exit(e);
+    return false;
+  }
+  auto format = ParseLogFormat(log_format);
+  auto level = ParseLogLevel(log_level);
+  if (!format || !level) {
+    std::cerr << "warmpool-scaler: bad --log-format '" << log_format << "' or --log-level '"
+              << log_level << "'\n";
+    *exit_code = 2;
+    return false;
+  }
+  opts.log_format = *format;
+  opts.log_level = *level;
+  opts.coalesce_window = std::chrono::milliseconds(coalesce_ms);
+  opts.redis_timeout = std::chrono::milliseconds(timeout_ms);
+  opts.stream_interval = std::chrono::milliseconds(stream_ms);
+  opts.stream_resend = std::chrono::seconds(resend_s);
+  if (redis_flags.empty()) redis_flags.push_back("default=redis://127.0.0.1:6379/0");
+  if (Status s = ParseRedisConnections(redis_flags, opts.redis_timeout, &opts.redis); !s.ok()) {
+    std::cerr << "warmpool-scaler: " << s.message() << "\n";
+    *exit_code = 2;
+    return false;
+  }
+  *out = std::move(opts);
+  return true;
+}
+
+}  // namespace warmpool::scaler

@@ -1,0 +1,37 @@
+#pragma once
+
+#include <chrono>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "common/logging.h"
+#include "common/redis_url.h"
+#include "common/status.h"
+
+namespace warmpool::scaler {
+
+// Everything warmpool-scaler is configured with (flags, each also from an env var).
+struct ScalerOptions {
+  std::string listen = "0.0.0.0:6000";          // gRPC HOST:PORT
+  std::string metrics_listen = "0.0.0.0:9090";  // Prometheus HOST:PORT, or "off"
+  std::map<std::string, RedisEndpoint> redis;   // named connections; "default" used by default
+  LogFormat log_format = LogFormat::kText;
+  spdlog::level::level_enum log_level = spdlog::level::info;
+  std::chrono::milliseconds coalesce_window{200};  // share a Redis reading this long
+  std::chrono::milliseconds redis_timeout{1000};   // connect and command timeout
+  std::chrono::milliseconds stream_interval{200};  // StreamIsActive poll period
+  std::chrono::seconds stream_resend{5};           // StreamIsActive periodic re-send
+};
+
+// Parses "NAME=URL" entries (flags or a comma-separated env value) into named endpoints.
+// InvalidArgument names the entry (password redacted) on error. Pure.
+Status ParseRedisConnections(const std::vector<std::string>& entries,
+                             std::chrono::milliseconds timeout,
+                             std::map<std::string, RedisEndpoint>* out);
+
+// Parses argv (CLI11; --help lists every env var). Returns false and sets *exit_code when the
+// program should exit (help printed or bad flags, with a message on stderr).
+bool ParseScalerOptions(int argc, char** argv, ScalerOptions* out, int* exit_code);
+
+}  // namespace warmpool::scaler

@@ -1,0 +1,133 @@
+#include "scaler/scaler_server.h"
+
+#include <atomic>
+#include <condition_variable>
+#include <pthread.h>
+#include <signal.h>
+#include <thread>
+
+#include <grpcpp/ext/proto_server_reflection_plugin.h>
+#include <grpcpp/grpcpp.h>
+#include <grpcpp/health_check_service_interface.h>
+#include <spdlog/spdlog.h>
+
+#include "common/logging.h"
+#include "common/metrics_server.h"
+#include "common/redis_errors.h"
+#include "scaler/scaler_service.h"
+
+namespace warmpool::scaler {
+namespace {
+
+constexpr char kReadinessService[] = "readiness";
+constexpr char kLivenessService[] = "liveness";
+
+// True when every named connection answers PING.
+bool RedisReady(ConnectionRegistry& registry, std::string* error) {
+  for (auto& [name, pool] : registry.Named()) {
+    try {
+      auto conn = pool->Acquire();
+      conn->Command({"PING"});
+    } catch (const RedisError& e) {
+      *error = "redis connection '" + name + "': " + e.what();
+      return false;
+    }
+  }
+  return true;
+}
+
+}  // namespace
+
+int RunScalerServer(const ScalerOptions& options) {
+  SetupLogging(options.log_format, options.log_level, "warmpool-scaler");
+
+  // Block the shutdown signals in every thread; the main thread waits for them with sigwait.
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGTERM);
+  sigaddset(&signals, SIGINT);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+
+  RedisPoolOptions pool_options;
+  pool_options.max_connections = 16;
+  pool_options.wait_timeout = options.redis_timeout;
+  ConnectionRegistry registry(options.redis, pool_options);
+  auto prom = std::make_shared<prometheus::Registry>();
+  ScalerMetrics metrics(prom);
+  ScalerCore core(&registry, &metrics, ScalerCore::Options{options.coalesce_window});
+  StreamHub hub(options.stream_interval);
+  ScalerService service(&core, &metrics, &hub, options.stream_resend);
+
+  std::unique_ptr<MetricsServer> metrics_server;
+  try {
+    metrics_server = std::make_unique<MetricsServer>(options.metrics_listen, prom);
+  } catch (const std::exception& e) {
+    LogEvent(spdlog::level::critical, "startup_failed", {{"error", e.what()}});
+    return 1;
+  }
+
+  grpc::EnableDefaultHealthCheckService(true);
+  grpc::reflection::InitProtoReflectionServerBuilderPlugin();
+  grpc::ServerBuilder builder;
+  int bound_port = 0;
+  builder.AddListeningPort(options.listen, grpc::InsecureServerCredentials(), &bound_port);
+  builder.RegisterService(&service);
+  std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
+  if (!server || bound_port == 0) {
+    LogEvent(spdlog::level::critical, "startup_failed",
+             {{"error", "cannot listen on " + options.listen}});
+    return 1;
+  }
+  auto* health = server->GetHealthCheckService();
+  health->SetServingStatus(kLivenessService, true);
+
+  nlohmann::json connections = nlohmann::json::object();
+  for (const auto& [name, ep] : options.redis) connections[name] = ep.Redacted();
+  LogEvent(spdlog::level::info, "started",
+           {{"listen", options.listen},
+            {"port", bound_port},
+            {"metrics", options.metrics_listen},
+            {"redis", connections},
+            {"coalesceMs", options.coalesce_window.count()}});
+
+  // Readiness follows Redis: checked at once and every 2 s.
+  std::mutex ready_mu;
+  std::condition_variable ready_cv;
+  bool stopping = false;
+  std::thread readiness([&] {
+    bool last = false, first = true;
+    std::unique_lock lock(ready_mu);
+    while (!stopping) {
+      lock.unlock();
+      std::string error;
+      bool ok = RedisReady(registry, &error);
+      health->SetServingStatus(kReadinessService, ok);
+      if (ok != last || first) {
+        LogEvent(ok ? spdlog::level::info : spdlog::level::warn, "readiness",
+                 {{"ready", ok}, {"error", error}});
+      }
+      last = ok;
+      first = false;
+      lock.lock();
+      ready_cv.wait_for(lock, std::chrono::seconds(2), [&] { return stopping; });
+    }
+  });
+
+  int sig = 0;
+  sigwait(&signals, &sig);
+  LogEvent(spdlog::level::info, "stopping", {{"signal", sig == SIGTERM ? "SIGTERM" : "SIGINT"}});
+  {
+    std::lock_guard lock(ready_mu);
+    stopping = true;
+  }
+  ready_cv.notify_all();
+  readiness.join();
+  health->Shutdown();  // probes see NOT_SERVING while we drain
+  server->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(5));
+  server->Wait();
+  hub.Stop();
+  LogEvent(spdlog::level::info, "stopped", {});
+  return 0;
+}
+
+}  // namespace warmpool::scaler

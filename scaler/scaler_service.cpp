@@ -1,0 +1,188 @@
+#include "scaler/scaler_service.h"
+
+#include <spdlog/spdlog.h>
+
+#include "scaler/is_active_stream.h"
+
+namespace warmpool::scaler {
+namespace {
+
+ScaledObjectKey KeyOf(const externalscaler::ScaledObjectRef& ref) {
+  return ScaledObjectKey{ref.name(), ref.namespace_()};
+}
+
+std::map<std::string, std::string> MetadataOf(const externalscaler::ScaledObjectRef& ref) {
+  return std::map<std::string, std::string>(ref.scalermetadata().begin(),
+                                            ref.scalermetadata().end());
+}
+
+bool EqualsIgnoreCase(const std::string& a, const std::string& b) {
+  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
+           return std::tolower(static_cast<unsigned char>(x)) ==
+                  std::tolower(static_cast<unsigned char>(y));
+         });
+}
+
+// Times one handler into its histogram and counts failures by code.
+class RpcTimer {
+ public:
+  RpcTimer(prometheus::Histogram& hist, ScalerMetrics* metrics, const char* method)
+      : hist_(hist), metrics_(metrics), method_(method), start_(std::chrono::steady_clock::now()) {}
+  grpc::Status Done(grpc::Status status) {
+    hist_.Observe(std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count());
+    if (!status.ok()) {
+      metrics_->rpc_errors
+          .Add({{"method", method_},
+                {"code", std::to_string(static_cast<int>(status.error_code()))}})
+          .Increment();
+    }
+    return status;
+  }
+
+ private:
+  prometheus::Histogram& hist_;
+  ScalerMetrics* metrics_;
+  const char* method_;
+  std::chrono::steady_clock::time_point start_;
+};
+
+}  // namespace
+
+grpc::Status ToGrpc(const Status& status) {
+  switch (status.code()) {
+    case Status::Code::kOk:
+      return grpc::Status::OK;
+    case Status::Code::kInvalidArgument:
+      return {grpc::StatusCode::INVALID_ARGUMENT, status.message()};
+    case Status::Code::kUnavailable:
+      return {grpc::StatusCode::UNAVAILABLE, status.message()};
+    case Status::Code::kNotFound:
+      return {grpc::StatusCode::NOT_FOUND, status.message()};
+    case Status::Code::kInternal:
+      return {grpc::StatusCode::INTERNAL, status.message()};
+  }
+  return {grpc::StatusCode::UNKNOWN, status.message()};
+}
+
+// --- StreamHub ---------------------------------------------------------------------------------
+
+StreamHub::StreamHub(std::chrono::milliseconds interval)
+    : interval_(interval), thread_([this] { Run(); }) {}
+
+StreamHub::~StreamHub() { Stop(); }
+
+void StreamHub::Register(IsActiveStream* stream) {
+  std::lock_guard lock(mu_);
+  streams_.insert(stream);
+  cv_.notify_all();  // poll the new stream at once: it sends its state on open
+}
+
+void StreamHub::Unregister(IsActiveStream* stream) {
+  std::unique_lock lock(mu_);
+  cv_.wait(lock, [&] { return polling_ != stream; });
+  streams_.erase(stream);
+}
+
+void StreamHub::Stop() {
+  {
+    std::lock_guard lock(mu_);
+    stop_ = true;
+  }
+  cv_.notify_all();
+  if (thread_.joinable()) thread_.join();
+}
+
+void StreamHub::Run() {
+  std::unique_lock lock(mu_);
+  while (!stop_) {
+    std::vector<IsActiveStream*> batch(streams_.begin(), streams_.end());
+    for (IsActiveStream* s : batch) {
+      if (stop_) break;
+      if (!streams_.count(s)) continue;  // finished meanwhile
+      polling_ = s;
+      lock.unlock();
+      s->Poll();
+      lock.lock();
+      polling_ = nullptr;
+      cv_.notify_all();
+    }
+    size_t seen = streams_.size();
+    cv_.wait_for(lock, interval_, [&] { return stop_ || streams_.size() > seen; });
+  }
+}
+
+// --- ScalerService -----------------------------------------------------------------------------
+
+ScalerService::ScalerService(ScalerCore* core, ScalerMetrics* metrics, StreamHub* hub,
+                             std::chrono::seconds stream_resend)
+    : core_(core),
+      metrics_(metrics),
+      hub_(hub),
+      stream_resend_(stream_resend),
+      is_active_seconds_(metrics->RpcHistogram("IsActive")),
+      get_metric_spec_seconds_(metrics->RpcHistogram("GetMetricSpec")),
+      get_metrics_seconds_(metrics->RpcHistogram("GetMetrics")) {}
+
+grpc::ServerUnaryReactor* ScalerService::IsActive(grpc::CallbackServerContext* ctx,
+                                                  const externalscaler::ScaledObjectRef* request,
+                                                  externalscaler::IsActiveResponse* response) {
+  RpcTimer timer(is_active_seconds_, metrics_, "IsActive");
+  Evaluation eval;
+  Status s = core_->Evaluate(KeyOf(*request), MetadataOf(*request), &eval);
+  if (s.ok()) response->set_result(eval.decision.active);
+  auto* reactor = ctx->DefaultReactor();
+  reactor->Finish(timer.Done(ToGrpc(s)));
+  return reactor;
+}
+
+grpc::ServerWriteReactor<externalscaler::IsActiveResponse>* ScalerService::StreamIsActive(
+    grpc::CallbackServerContext* /*ctx*/, const externalscaler::ScaledObjectRef* request) {
+  auto* stream =
+      new IsActiveStream(core_, hub_, KeyOf(*request), MetadataOf(*request), stream_resend_);
+  hub_->Register(stream);
+  return stream;
+}
+
+grpc::ServerUnaryReactor* ScalerService::GetMetricSpec(
+    grpc::CallbackServerContext* ctx, const externalscaler::ScaledObjectRef* request,
+    externalscaler::GetMetricSpecResponse* response) {
+  RpcTimer timer(get_metric_spec_seconds_, metrics_, "GetMetricSpec");
+  // Cheap and deterministic (KEDA calls it on every poll and HPA query): metadata only, no Redis.
+  std::shared_ptr<const policy::ParsedMetadata> parsed;
+  Status s = core_->Metadata(MetadataOf(*request), &parsed);
+  if (s.ok()) {
+    auto* spec = response->add_metricspecs();
+    spec->set_metricname(ScalerCore::MetricNameFor(parsed->metadata));
+    spec->set_targetsize(1);
+    spec->set_targetsizefloat(1.0);
+  }
+  auto* reactor = ctx->DefaultReactor();
+  reactor->Finish(timer.Done(ToGrpc(s)));
+  return reactor;
+}
+
+grpc::ServerUnaryReactor* ScalerService::GetMetrics(
+    grpc::CallbackServerContext* ctx, const externalscaler::GetMetricsRequest* request,
+    externalscaler::GetMetricsResponse* response) {
+  RpcTimer timer(get_metrics_seconds_, metrics_, "GetMetrics");
+  Evaluation eval;
+  Status s = core_->Evaluate(KeyOf(request->scaledobjectref()),
+                             MetadataOf(request->scaledobjectref()), &eval);
+  if (s.ok() && !request->metricname().empty() &&
+      !EqualsIgnoreCase(request->metricname(), eval.metric_name)) {
+    s = Status::NotFound("metricName \"" + request->metricname() +
+                         "\" is not served for this ScaledObject; GetMetricSpec returns \"" +
+                         eval.metric_name + "\"");
+  }
+  if (s.ok()) {
+    auto* value = response->add_metricvalues();
+    value->set_metricname(eval.metric_name);
+    value->set_metricvalue(eval.decision.desired_replicas);
+    value->set_metricvaluefloat(static_cast<double>(eval.decision.desired_replicas));
+  }
+  auto* reactor = ctx->DefaultReactor();
+  reactor->Finish(timer.Done(ToGrpc(s)));
+  return reactor;
+}
+
+}  // namespace warmpool::scaler

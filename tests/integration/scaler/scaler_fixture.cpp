@@ -1,0 +1,101 @@
+#include "tests/integration/scaler/scaler_fixture.h"
+
+#include <algorithm>
+#include <sstream>
+#include <stdexcept>
+
+#include "tests/integration/scaler/grpc_probe.h"
+
+namespace warmpool::testing {
+
+std::string ScalerBinary() { return std::string(WARMPOOL_BINARY_DIR) + "/scaler/warmpool-scaler"; }
+
+ScalerFixture::ScalerFixture(std::vector<std::string> redis_args,
+                             std::vector<std::string> scaler_args)
+    : redis_(std::make_unique<TestRedisServer>(std::move(redis_args))),
+      dir_(MakeTempDir("scaler")),
+      grpc_port_(FreePort()),
+      metrics_port_(FreePort()) {
+  std::string password = redis_->password();
+  std::string url = "redis://" + (password.empty() ? "" : ":" + password + "@") +
+                    "127.0.0.1:" + std::to_string(redis_->port()) + "/0";
+  std::vector<std::string> argv = {ScalerBinary(),
+                                   "--listen",
+                                   "127.0.0.1:" + std::to_string(grpc_port_),
+                                   "--metrics-listen",
+                                   "127.0.0.1:" + std::to_string(metrics_port_),
+                                   "--redis",
+                                   "default=" + url,
+                                   "--redis-timeout-ms",
+                                   "500"};
+  // Short coalescing window unless the test sets its own.
+  if (std::find(scaler_args.begin(), scaler_args.end(), "--coalesce-ms") == scaler_args.end()) {
+    scaler_args.insert(scaler_args.end(), {"--coalesce-ms", "50"});
+  }
+  argv.insert(argv.end(), scaler_args.begin(), scaler_args.end());
+  scaler_ = std::make_unique<ChildProcess>(argv, dir_ + "/scaler.log");
+  channel_ = grpc::CreateChannel("127.0.0.1:" + std::to_string(grpc_port_),
+                                 grpc::InsecureChannelCredentials());
+  stub_ = externalscaler::ExternalScaler::NewStub(channel_);
+  if (!WaitFor([&] { return HealthCheck(channel_, "") == 1; }, std::chrono::seconds(15))) {
+    throw std::runtime_error("warmpool-scaler did not become healthy: " + scaler_->Log());
+  }
+}
+
+ScalerFixture::~ScalerFixture() = default;
+
+std::vector<std::string> ScalerFixture::SendTasks(const std::string& queue, int count,
+                                                  const std::vector<std::string>& extra) {
+  std::vector<std::string> argv = {PythonInterpreter(), PythonScriptsDir() + "/celery_send.py",
+                                   "--broker",          redis_->url(),
+                                   "--queue",           queue,
+                                   "--count",           std::to_string(count)};
+  argv.insert(argv.end(), extra.begin(), extra.end());
+  auto result = RunCommand(argv, std::chrono::seconds(60));
+  if (result.exit_code != 0) throw std::runtime_error("celery_send.py failed: " + result.output);
+  std::vector<std::string> ids;
+  std::istringstream in(result.output);
+  for (std::string line; std::getline(in, line);) {
+    if (line.size() == 36) ids.push_back(line);
+  }
+  return ids;
+}
+
+grpc::Status ScalerFixture::GetMetrics(const std::string& name,
+                                       const std::map<std::string, std::string>& md, int64_t* value,
+                                       const std::string& metric_name) {
+  externalscaler::GetMetricsRequest req;
+  req.mutable_scaledobjectref()->set_name(name);
+  req.mutable_scaledobjectref()->set_namespace_("test");
+  req.mutable_scaledobjectref()->mutable_scalermetadata()->insert(md.begin(), md.end());
+  req.set_metricname(metric_name);
+  externalscaler::GetMetricsResponse resp;
+  grpc::ClientContext ctx;
+  ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(5));
+  grpc::Status s = stub_->GetMetrics(&ctx, req, &resp);
+  if (s.ok()) {
+    if (resp.metricvalues_size() != 1) return {grpc::StatusCode::INTERNAL, "not one value"};
+    const auto& v = resp.metricvalues(0);
+    if (static_cast<double>(v.metricvalue()) != v.metricvaluefloat()) {
+      return {grpc::StatusCode::INTERNAL, "int and float fields differ"};
+    }
+    *value = v.metricvalue();
+  }
+  return s;
+}
+
+grpc::Status ScalerFixture::IsActive(const std::string& name,
+                                     const std::map<std::string, std::string>& md, bool* active) {
+  externalscaler::ScaledObjectRef ref;
+  ref.set_name(name);
+  ref.set_namespace_("test");
+  ref.mutable_scalermetadata()->insert(md.begin(), md.end());
+  externalscaler::IsActiveResponse resp;
+  grpc::ClientContext ctx;
+  ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(5));
+  grpc::Status s = stub_->IsActive(&ctx, ref, &resp);
+  if (s.ok()) *active = resp.result();
+  return s;
+}
+
+}  // namespace warmpool::testing

@@ -1,0 +1,102 @@
+#include "scaler/backlog.h"
+
+#include <catch2/catch.hpp>
+
+#include "scaler/scaler_core.h"
+
+namespace warmpool::scaler {
+namespace {
+
+using std::chrono::system_clock;
+
+// A real unacked value as kombu 5.2.4 writes it (celery-redis.md §1.5), eta set by countdown.
+std::string UnackedValue(const std::string& routing_key, const std::string& eta_json) {
+  return R"([{"body": "W1tdLCB7fSwge31d", "content-encoding": "utf-8", "content-type": "application/json", )"
+         R"("headers": {"lang": "py", "task": "tasks.add", "id": "b60d", "eta": )" +
+         eta_json +
+         R"(, "expires": null, "retries": 0, "timelimit": [null, null]}, )"
+         R"("properties": {"delivery_tag": "t1", "delivery_info": {"exchange": "", "routing_key": ")" +
+         routing_key + R"("}, "priority": 0, "body_encoding": "base64"}}, "", ")" + routing_key +
+         R"("])";
+}
+
+TEST_CASE("ParseIsoTime reads Celery's eta forms", "[backlog]") {
+  auto t = ParseIsoTime("2026-11-29T19:57:10.620453+00:00");
+  REQUIRE(t);
+  auto z = ParseIsoTime("2026-11-29T19:57:10.620453Z");
+  auto naive = ParseIsoTime("2026-11-29T19:57:10.620453");
+  auto cet = ParseIsoTime("2026-11-29T20:57:10.620453+01:00");
+  REQUIRE(z);
+  REQUIRE(naive);
+  REQUIRE(cet);
+  CHECK(*t == *z);
+  CHECK(*t == *naive);
+  CHECK(*t == *cet);
+  CHECK(std::chrono::duration_cast<std::chrono::microseconds>(t->time_since_epoch()).count() ==
+        1796587030620453LL);
+  for (const char* bad : {"", "2026-11-29", "2026-13-01T00:00:00", "2026-11-29T19:57:10+0", "x"}) {
+    DYNAMIC_SECTION(bad) { CHECK_FALSE(ParseIsoTime(bad).has_value()); }
+  }
+}
+
+TEST_CASE("Unacked entries count as in flight or scheduled by eta", "[backlog]") {
+  const auto now = *ParseIsoTime("2026-11-29T20:00:00Z");
+  BacklogReading r;
+  r.per_queue["gpu"];
+  r.per_queue["cpu"];
+  const std::string values[] = {
+      UnackedValue("gpu", "null"),                            // running
+      UnackedValue("gpu", R"("2026-11-29T20:05:00+00:00")"),  // countdown, future
+      UnackedValue("gpu", R"("2026-11-29T20:01:00+00:00")"),  // earlier future
+      UnackedValue("gpu", R"("2026-11-29T19:00:00+00:00")"),  // due: running
+      UnackedValue("cpu", "null"),
+      UnackedValue("other", "null"),  // not our queue
+  };
+  for (const auto& v : values) {
+    UnackedEntry e;
+    REQUIRE(ParseUnackedEntry(v, &e));
+    CountUnackedEntry(e, now, &r);
+  }
+  CHECK(r.per_queue["gpu"].in_flight == 2);
+  CHECK(r.per_queue["gpu"].scheduled == 2);
+  CHECK(r.per_queue["cpu"].in_flight == 1);
+  CHECK(r.in_flight() == 3);
+  CHECK(r.scheduled() == 2);
+  REQUIRE(r.earliest_eta);
+  CHECK(*r.earliest_eta == *ParseIsoTime("2026-11-29T20:01:00Z"));
+}
+
+TEST_CASE("Values that are not kombu's shape are rejected", "[backlog]") {
+  UnackedEntry e;
+  for (const char* bad : {"", "{}", "[1,2,3]", "[{}, \"\"]", "not json", "[{}, \"\", 5]"}) {
+    DYNAMIC_SECTION(bad) { CHECK_FALSE(ParseUnackedEntry(bad, &e)); }
+  }
+}
+
+TEST_CASE("Metric names are lower-case and stable per queue set", "[backlog]") {
+  policy::ScalerMetadata md;
+  md.queues = {"GPU.high", "cpu_q"};
+  CHECK(ScalerCore::MetricNameFor(md) == "warmpool-gpu-high-cpu-q");
+  md.queues = {"celery"};
+  CHECK(ScalerCore::MetricNameFor(md) == "warmpool-celery");
+}
+
+TEST_CASE("ProbeTarget cache keys differ by every field", "[backlog]") {
+  ProbeTarget a{"default", nullptr, "", {"gpu"}, {0, 3, 6, 9}, true};
+  ProbeTarget b = a;
+  CHECK(a.CacheKey() == b.CacheKey());
+  b.key_prefix = "p:";
+  CHECK(a.CacheKey() != b.CacheKey());
+  b = a;
+  b.read_unacked = false;
+  CHECK(a.CacheKey() != b.CacheKey());
+  b = a;
+  b.connection = "other";
+  CHECK(a.CacheKey() != b.CacheKey());
+  b = a;
+  b.priority_levels = {0, 3};
+  CHECK(a.CacheKey() != b.CacheKey());
+}
+
+}  // namespace
+}  // namespace warmpool::scaler
