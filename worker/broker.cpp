@@ -1,0 +1,296 @@
+#include "worker/broker.h"
+
+#include <random>
+
+#include <hiredis/hiredis.h>
+
+#include "common/celery_message.h"
+#include "common/kombu_keys.h"
+#include "common/logging.h"
+#include "common/redis_errors.h"
+
+namespace warmpool::worker {
+namespace {
+
+// KEYS: unacked, unacked_index, inflight, deadletter, list1..listN
+// ARGV: now, hostname, max, queue1..queueN
+// Returns a flat array of 5-tuples: kind ('m'|'d'), list key, envelope, tag|reason, value.
+constexpr const char* kFetchLua = R"lua(
+local out = {}
+local max = tonumber(ARGV[3])
+local n = 0
+local i = 5
+while i <= #KEYS and n < max do
+  local msg = redis.call('RPOP', KEYS[i])
+  if not msg then
+    i = i + 1
+  else
+    n = n + 1
+    local ok, env = pcall(cjson.decode, msg)
+    local tag, ex, rk, reason = nil, '', '', nil
+    if not ok or type(env) ~= 'table' then
+      reason = 'envelope is not valid JSON'
+    elseif type(env.properties) ~= 'table' or type(env.properties.delivery_tag) ~= 'string'
+        or env.properties.delivery_tag == '' then
+      reason = 'envelope has no properties.delivery_tag'
+    else
+      tag = env.properties.delivery_tag
+      local di = env.properties.delivery_info
+      if type(di) == 'table' then
+        if type(di.exchange) == 'string' then ex = di.exchange end
+        if type(di.routing_key) == 'string' then rk = di.routing_key end
+      end
+    end
+    if ex == '' and rk == '' then rk = ARGV[3 + i - 4] end
+    if reason then
+      redis.call('LPUSH', KEYS[4], cjson.encode({reason = reason, queue = ARGV[3 + i - 4],
+        worker = ARGV[2], time = tonumber(ARGV[1]), message = msg}))
+      table.insert(out, 'd'); table.insert(out, KEYS[i]); table.insert(out, msg)
+      table.insert(out, reason); table.insert(out, '')
+    else
+      local value = '[' .. msg .. ', ' .. cjson.encode(ex) .. ', ' .. cjson.encode(rk) .. ']'
+      redis.call('HSET', KEYS[1], tag, value)
+      redis.call('ZADD', KEYS[2], ARGV[1], tag)
+      redis.call('SADD', KEYS[3], tag)
+      table.insert(out, 'm'); table.insert(out, KEYS[i]); table.insert(out, msg)
+      table.insert(out, tag); table.insert(out, value)
+    end
+  end
+end
+return out
+)lua";
+
+// KEYS: unacked, unacked_index, inflight[, push_key]   ARGV: tag[, push_value]
+constexpr const char* kAckLua = R"lua(
+redis.call('ZREM', KEYS[2], ARGV[1])
+redis.call('HDEL', KEYS[1], ARGV[1])
+redis.call('SREM', KEYS[3], ARGV[1])
+if KEYS[4] then redis.call('LPUSH', KEYS[4], ARGV[2]) end
+return 1
+)lua";
+
+// KEYS: unacked, unacked_index, inflight, target list   ARGV: tag, expected value, new envelope
+constexpr const char* kRestoreLua = R"lua(
+local cur = redis.call('HGET', KEYS[1], ARGV[1])
+if cur ~= ARGV[2] then
+  if not cur then redis.call('SREM', KEYS[3], ARGV[1]) end
+  return 0
+end
+redis.call('ZREM', KEYS[2], ARGV[1])
+redis.call('HDEL', KEYS[1], ARGV[1])
+redis.call('SREM', KEYS[3], ARGV[1])
+redis.call('RPUSH', KEYS[4], ARGV[3])
+return 1
+)lua";
+
+// redis-py Lock release: compare-and-delete.
+constexpr const char* kUnlockLua = R"lua(
+if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
+return 0
+)lua";
+
+std::string RandomToken() {
+  thread_local std::mt19937_64 rng{std::random_device{}()};
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string out;
+  for (int i = 0; i < 32; ++i) out.push_back(kHex[rng() & 15]);
+  return out;
+}
+
+std::string FormatScore(double t) {
+  char buf[64];
+  std::snprintf(buf, sizeof(buf), "%.6f", t);
+  return buf;
+}
+
+}  // namespace
+
+Broker::Broker(RedisEndpoint endpoint, std::string key_prefix, std::string hostname,
+               std::string deadletter_key, size_t max_connections)
+    : pool_(std::move(endpoint), RedisPoolOptions{.max_connections = max_connections,
+                                                  .wait_timeout = std::chrono::seconds(5),
+                                                  .min_backoff = std::chrono::milliseconds(100),
+                                                  .max_backoff = std::chrono::seconds(2)}),
+      prefix_(std::move(key_prefix)),
+      hostname_(std::move(hostname)),
+      unacked_(kombu::PrefixedKey(prefix_, kombu::kUnackedKey)),
+      unacked_index_(kombu::PrefixedKey(prefix_, kombu::kUnackedIndexKey)),
+      unacked_mutex_(kombu::PrefixedKey(prefix_, kombu::kUnackedMutexKey)),
+      inflight_key_(kombu::PrefixedKey(prefix_, "warmpool.inflight." + hostname_)),
+      deadletter_key_(kombu::PrefixedKey(prefix_, deadletter_key)),
+      fetch_script_(kFetchLua),
+      ack_script_(kAckLua),
+      restore_script_(kRestoreLua),
+      unlock_script_(kUnlockLua) {}
+
+std::vector<Fetched> Broker::Fetch(const std::vector<std::string>& list_keys,
+                                   const std::vector<std::string>& queues, int max, double now) {
+  std::vector<std::string> keys = {unacked_, unacked_index_, inflight_key_, deadletter_key_};
+  keys.insert(keys.end(), list_keys.begin(), list_keys.end());
+  std::vector<std::string> args = {FormatScore(now), hostname_, std::to_string(max)};
+  args.insert(args.end(), queues.begin(), queues.end());
+  auto conn = pool_.Acquire();
+  RedisReplyPtr reply = fetch_script_.Run(*conn, keys, args);
+  std::vector<Fetched> out;
+  auto elems = ReplyElements(reply.get());
+  for (size_t i = 0; i + 4 < elems.size(); i += 5) {
+    Fetched f;
+    std::string kind = ReplyString(elems[i]);
+    f.kind = kind == "m" ? Fetched::Kind::kMessage : Fetched::Kind::kDeadLettered;
+    f.list_key = ReplyString(elems[i + 1]);
+    f.queue = kombu::QueueFromListKey(prefix_, f.list_key);
+    f.envelope = ReplyString(elems[i + 2]);
+    if (f.kind == Fetched::Kind::kMessage) {
+      f.tag = ReplyString(elems[i + 3]);
+      f.unacked_value = ReplyString(elems[i + 4]);
+    } else {
+      f.reason = ReplyString(elems[i + 3]);
+    }
+    out.push_back(std::move(f));
+  }
+  return out;
+}
+
+void Broker::Ack(const std::string& tag, const std::string& push_key,
+                 const std::string& push_value) {
+  std::vector<std::string> keys = {unacked_, unacked_index_, inflight_key_};
+  std::vector<std::string> args = {tag};
+  if (!push_key.empty()) {
+    keys.push_back(push_key);
+    args.push_back(push_value);
+  }
+  auto conn = pool_.Acquire();
+  ack_script_.Run(*conn, keys, args);
+}
+
+std::string Broker::ListKey(const std::string& queue, int priority) const {
+  return kombu::PriorityListKey(prefix_, queue, kombu::PriorityStep(priority, {0, 3, 6, 9}));
+}
+
+std::string Broker::TargetList(RedisConnection& conn, const std::string& exchange,
+                               const std::string& routing_key, int priority) {
+  std::string queue = routing_key;
+  if (!exchange.empty()) {
+    // Named exchange: kombu's _lookup through the binding set (direct: routing key match).
+    auto members =
+        conn.Command({"SMEMBERS", kombu::PrefixedKey(prefix_, "_kombu.binding." + exchange)});
+    for (const auto* m : ReplyElements(members.get())) {
+      std::string member = ReplyString(m);
+      auto first = member.find(kombu::kPrioritySep);
+      auto last = member.rfind(kombu::kPrioritySep);
+      if (first == std::string::npos || last == first) continue;
+      if (member.substr(0, first) == routing_key) {
+        queue = member.substr(last + kombu::kPrioritySep.size());
+        break;
+      }
+    }
+  }
+  return ListKey(queue, priority);
+}
+
+Broker::RestoreResult Broker::RestoreOn(RedisConnection& conn, const std::string& tag) {
+  auto cur = conn.Command({"HGET", unacked_, tag});
+  if (ReplyIsNil(cur.get())) {
+    conn.Command({"SREM", inflight_key_, tag});
+    return RestoreResult::kGone;
+  }
+  std::string value = ReplyString(cur.get());
+  auto entry = celery::ParseUnackedValue(value);
+  if (!entry) {
+    // Not kombu's format: leave it for a human; dead-letter a copy and drop the entry.
+    LogEvent(spdlog::level::err, "unacked_entry_invalid", {{"tag", tag}});
+    nlohmann::json dead = {{"reason", "unacked entry is not [envelope, exchange, routing_key]"},
+                           {"worker", hostname_},
+                           {"message", value}};
+    Ack(tag, deadletter_key_, dead.dump());
+    return RestoreResult::kGone;
+  }
+  auto marked = celery::MarkRedelivered(entry->envelope);
+  std::string target = TargetList(conn, entry->exchange, entry->routing_key, entry->priority);
+  auto r = restore_script_.Run(conn, {unacked_, unacked_index_, inflight_key_, target},
+                               {tag, value, marked ? *marked : entry->envelope});
+  return ReplyInteger(r.get()) == 1 ? RestoreResult::kRestored : RestoreResult::kGone;
+}
+
+Broker::RestoreResult Broker::Restore(const std::string& tag) {
+  auto conn = pool_.Acquire();
+  return RestoreOn(*conn, tag);
+}
+
+void Broker::RefreshScores(const std::vector<std::string>& tags, double now) {
+  if (tags.empty()) return;
+  RedisArgs cmd = {"ZADD", unacked_index_, "XX"};
+  std::string score = FormatScore(now);
+  for (const auto& t : tags) {
+    cmd.push_back(score);
+    cmd.push_back(t);
+  }
+  auto conn = pool_.Acquire();
+  conn->Command(cmd);
+}
+
+int Broker::SweepStale(double now, double visibility_timeout,
+                       const std::function<bool(const std::string&)>& held) {
+  auto conn = pool_.Acquire();
+  std::string token = RandomToken();
+  auto lock = conn->Command({"SET", unacked_mutex_, token, "PX", "300000", "NX"});
+  if (ReplyIsNil(lock.get())) return 0;  // another process sweeps
+  int restored = 0;
+  try {
+    auto stale = conn->Command({"ZREVRANGEBYSCORE", unacked_index_,
+                                FormatScore(now - visibility_timeout), "0", "LIMIT", "0", "1000"});
+    for (const auto* e : ReplyElements(stale.get())) {
+      std::string tag = ReplyString(e);
+      if (held(tag)) continue;
+      if (RestoreOn(*conn, tag) == RestoreResult::kRestored) {
+        ++restored;
+        LogEvent(spdlog::level::warn, "unacked_restored", {{"tag", tag}, {"reason", "stale"}});
+      }
+    }
+  } catch (...) {
+    unlock_script_.Run(*conn, {unacked_mutex_}, {token});
+    throw;
+  }
+  unlock_script_.Run(*conn, {unacked_mutex_}, {token});
+  return restored;
+}
+
+int Broker::RecoverOwn(const std::function<bool(const std::string&)>& held) {
+  auto conn = pool_.Acquire();
+  auto members = conn->Command({"SMEMBERS", inflight_key_});
+  int restored = 0;
+  for (const auto* e : ReplyElements(members.get())) {
+    std::string tag = ReplyString(e);
+    if (held(tag)) continue;
+    if (RestoreOn(*conn, tag) == RestoreResult::kRestored) {
+      ++restored;
+      LogEvent(spdlog::level::warn, "unacked_restored", {{"tag", tag}, {"reason", "own"}});
+    }
+  }
+  return restored;
+}
+
+void Broker::Publish(const std::string& channel, const std::string& payload) {
+  auto conn = pool_.Acquire();
+  conn->Command({"PUBLISH", channel, payload});
+}
+
+void Broker::DeclareQueues(const std::vector<std::string>& queues) {
+  auto conn = pool_.Acquire();
+  for (const auto& q : queues) {
+    std::string member = q;
+    member.append(kombu::kPrioritySep).append(kombu::kPrioritySep).append(q);
+    conn->Command({"SADD", kombu::PrefixedKey(prefix_, "_kombu.binding." + q), member});
+  }
+}
+
+bool Broker::Ping() {
+  try {
+    auto conn = pool_.Acquire();
+    return ReplyString(conn->Command({"PING"}).get()) == "PONG";
+  } catch (const RedisError&) {
+    return false;
+  }
+}
+
+}  // namespace warmpool::worker

@@ -1,0 +1,31 @@
+#pragma once
+
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "common/redis_connection.h"
+
+namespace warmpool::worker {
+
+// A Lua script run with EVALSHA. The SHA comes from SCRIPT LOAD on first use and again after
+// NOSCRIPT (a restarted Redis forgets scripts), so callers never see NOSCRIPT. Thread-safe.
+class LuaScript {
+ public:
+  explicit LuaScript(std::string source) : source_(std::move(source)) {}
+  LuaScript(const LuaScript&) = delete;
+  LuaScript& operator=(const LuaScript&) = delete;
+
+  // Runs the script on `conn`. Throws RedisReplyError for a script error, RedisError on I/O.
+  RedisReplyPtr Run(RedisConnection& conn, const std::vector<std::string>& keys,
+                    const std::vector<std::string>& args);
+
+ private:
+  std::string Load(RedisConnection& conn);
+
+  const std::string source_;
+  std::mutex mu_;
+  std::string sha_;  // guarded by mu_; empty until loaded
+};
+
+}  // namespace warmpool::worker

@@ -1,0 +1,74 @@
+// warmpool-worker: thin main over the warmpool_worker library (see docs/worker.md).
+#include <cstdio>
+#include <iostream>
+#include <signal.h>
+#include <thread>
+#include <unistd.h>
+
+#include <spdlog/spdlog.h>
+
+#include "common/logging.h"
+#include "worker/builtin_tasks.h"
+#include "worker/task_registry.h"
+#include "worker/worker.h"
+#include "worker/worker_options.h"
+
+int main(int argc, char** argv) {
+  using namespace warmpool;
+  auto parsed = worker::ParseWorkerCommandLine(argc, argv);
+  if (!parsed.options) {
+    (parsed.exit_code == 0 ? std::cout : std::cerr) << parsed.message << "\n";
+    return parsed.exit_code;
+  }
+  worker::WorkerOptions options = std::move(*parsed.options);
+  SetupLogging(options.log_format, *ParseLogLevel(options.log_level), "warmpool-worker");
+
+  worker::TaskRegistry registry;
+  worker::RegisterBuiltinTasks(registry);
+  // Further task libraries register here (e.g. the imagery task).
+  try {
+    for (const auto& spec : options.task_aliases) registry.AddAliasSpec(spec);
+  } catch (const std::invalid_argument& e) {
+    LogEvent(spdlog::level::critical, "bad_configuration", {{"error", e.what()}});
+    return 2;
+  }
+
+  // Signals go to one thread (sigwait), so no handler runs inside Redis or task code.
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGTERM);
+  sigaddset(&signals, SIGINT);
+  sigaddset(&signals, SIGQUIT);
+  sigaddset(&signals, SIGUSR2);  // our own wake-up of the signal thread at exit
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+
+  std::unique_ptr<worker::Worker> w;
+  try {
+    w = std::make_unique<worker::Worker>(options, registry);
+  } catch (const std::exception& e) {
+    LogEvent(spdlog::level::critical, "startup_failed", {{"error", e.what()}});
+    return 1;
+  }
+  std::thread signal_thread([&signals, &w] {
+    int count = 0;
+    while (true) {
+      int sig = 0;
+      if (sigwait(&signals, &sig) != 0) continue;
+      if (sig == SIGUSR2) return;
+      ++count;
+      LogEvent(spdlog::level::info, "signal_received", {{"signal", strsignal(sig)}});
+      w->RequestShutdown(/*cold=*/sig == SIGQUIT || count > 1);
+    }
+  });
+  int code = w->Run();
+  // Wake and end the signal thread.
+  pthread_kill(signal_thread.native_handle(), SIGUSR2);
+  signal_thread.join();
+  spdlog::default_logger()->flush();
+  if (w->HasAbandonedThreads()) {
+    // A task thread is stuck past its time limit; its message is already requeued or failed.
+    std::fflush(nullptr);
+    _exit(code);
+  }
+  return code;
+}

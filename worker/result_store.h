@@ -1,0 +1,36 @@
+#pragma once
+
+#include <chrono>
+#include <optional>
+#include <string>
+
+#include "common/celery_result.h"
+#include "common/redis_pool.h"
+#include "worker/lua_script.h"
+
+namespace warmpool::worker {
+
+// Writes task results to the Redis result backend as Celery 5.2.6 does (§3 of
+// shared/reference/celery-redis.md): GET celery-task-meta-<id>, and unless it already holds
+// SUCCESS, SETEX <expires> + PUBLISH on the key's channel so a waiting AsyncResult.get()
+// returns. The three commands run in one Lua script, so "never overwrite SUCCESS" holds even
+// against another worker writing at the same moment. Thread-safe; throws RedisError.
+class ResultStore {
+ public:
+  ResultStore(RedisEndpoint endpoint, std::chrono::seconds expires, size_t max_connections);
+
+  // Returns false when nothing was written because SUCCESS was already stored.
+  bool Store(const celery::ResultMeta& meta);
+
+  // The stored status ("SUCCESS", ...) or nullopt when there is no result.
+  std::optional<std::string> Status(const std::string& task_id);
+
+  const RedisEndpoint& endpoint() const { return pool_.endpoint(); }
+
+ private:
+  RedisPool pool_;
+  const std::chrono::seconds expires_;
+  LuaScript store_script_;
+};
+
+}  // namespace warmpool::worker

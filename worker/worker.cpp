@@ -1,0 +1,746 @@
+#include "worker/worker.h"
+
+#include <algorithm>
+#include <unistd.h>
+
+#include "common/celery_message.h"
+#include "common/celery_result.h"
+#include "common/celery_time.h"
+#include "common/kombu_keys.h"
+#include "common/logging.h"
+#include "common/redis_errors.h"
+#include "worker/health_server.h"
+#include "worker/uuid.h"
+
+namespace warmpool::worker {
+
+enum Phase : int { kQueued, kRunning, kFinishing, kDone, kAbandoned };
+
+// One message this worker holds (ETA-held, ready, running or finishing).
+struct Job {
+  Fetched fetched;
+  celery::TaskMessage msg;
+  std::string task_name;  // resolved registered name
+  const TaskFunction* fn = nullptr;
+  double taken_at = 0;  // wall time taken (or ETA due)
+  std::atomic<int> phase{kQueued};
+  TaskContext ctx;
+  std::chrono::steady_clock::time_point started{};                     // guarded by Worker::mu_
+  std::optional<std::chrono::steady_clock::time_point> hard_deadline;  // guarded by mu_
+  std::optional<double> hard_limit_seconds;
+  int slot = -1;  // executor slot while running; guarded by Worker::mu_
+};
+
+struct Outcome {
+  enum class Kind { kSuccess, kFailure, kRetry, kRevoked, kSkip };
+  Kind kind = Kind::kSuccess;
+  nlohmann::json value;
+  celery::ExceptionInfo exc;
+  std::optional<std::string> traceback;
+  double countdown = 0;
+  double runtime = 0;
+};
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+std::string Traceback(const std::string& task, const celery::ExceptionInfo& exc) {
+  return "Traceback (most recent call last):\n  File \"warmpool-worker\", in " + task + "\n" +
+         exc.type + ": " + exc.Repr() + "\n";
+}
+
+std::string Truncate(std::string s, size_t n) {
+  if (s.size() > n) s = s.substr(0, n - 3) + "...";
+  return s;
+}
+
+nlohmann::json TimeOrNull(const std::optional<double>& t) {
+  return t ? nlohmann::json(celery::FormatIsoUtc(*t)) : nlohmann::json(nullptr);
+}
+
+}  // namespace
+
+Worker::Worker(WorkerOptions options, const TaskRegistry& registry)
+    : options_(std::move(options)), registry_(registry) {
+  metrics_ = std::make_unique<WorkerMetrics>();
+  size_t conns = static_cast<size_t>(options_.concurrency) + 4;
+  broker_ = std::make_unique<Broker>(options_.broker, options_.key_prefix, options_.hostname,
+                                     options_.deadletter_key, conns);
+  results_ = std::make_unique<ResultStore>(options_.result_backend, options_.result_expires, conns);
+  events_ = std::make_unique<EventDispatcher>(*broker_, options_.key_prefix, options_.broker.db,
+                                              options_.hostname, options_.heartbeat,
+                                              options_.task_events);
+  queue_order_ = options_.queues;
+  last_tick_.store(Clock::now().time_since_epoch().count());
+  if (options_.health_listen != "off" && !options_.health_listen.empty()) {
+    health_ = std::make_unique<HealthServer>(
+        options_.health_listen,
+        [this] {
+          auto last = Clock::time_point(Clock::duration(last_tick_.load()));
+          return Clock::now() - last < std::chrono::seconds(30);
+        },
+        [this] { return ready_.load() && !shutdown_.load(); }, metrics_->registry());
+  }
+}
+
+Worker::~Worker() {
+  std::vector<std::thread> threads;
+  {
+    std::lock_guard lock(mu_);
+    stop_executors_ = true;
+    threads.swap(threads_);
+  }
+  work_cv_.notify_all();
+  for (auto& t : threads) {
+    if (t.joinable()) t.join();
+  }
+}
+
+int Worker::health_port() const { return health_ ? health_->port() : 0; }
+
+double Worker::Now() const {
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
+void Worker::RequestShutdown(bool cold) {
+  if (cold) cold_.store(true);
+  {
+    std::lock_guard lock(mu_);
+    shutdown_.store(true);
+  }
+  main_cv_.notify_all();
+}
+
+bool Worker::Held(const std::string& tag) {
+  std::lock_guard lock(mu_);
+  return held_.count(tag) > 0;
+}
+
+void Worker::LogTask(const Job& job, const std::string& state, double runtime,
+                     const std::string& detail) {
+  nlohmann::json fields = {
+      {"id", job.msg.id},     {"name", job.msg.task},       {"state", state},
+      {"runtime_s", runtime}, {"queue", job.fetched.queue}, {"retries", job.msg.retries}};
+  if (!detail.empty()) fields["detail"] = detail;
+  auto level = state == "SUCCESS" || state == "RETRY" ? spdlog::level::info : spdlog::level::warn;
+  LogEvent(level, "task", fields);
+  metrics_->CountTask(state);
+}
+
+// --- main loop ----------------------------------------------------------------------------
+
+bool Worker::ConnectAndRecover() {
+  auto backoff = std::chrono::milliseconds(100);
+  while (!shutdown_.load()) {
+    try {
+      broker_->DeclareQueues(options_.queues);
+      int own = broker_->RecoverOwn([this](const std::string& t) { return Held(t); });
+      int stale = broker_->SweepStale(Now(), options_.visibility_timeout.count(),
+                                      [this](const std::string& t) { return Held(t); });
+      LogEvent(spdlog::level::info, "worker_ready",
+               {{"hostname", options_.hostname},
+                {"broker", options_.broker.Redacted()},
+                {"result_backend", options_.result_backend.Redacted()},
+                {"queues", options_.queues},
+                {"concurrency", options_.concurrency},
+                {"prefetch_limit", options_.prefetch_limit()},
+                {"restored_own", own},
+                {"restored_stale", stale}});
+      return true;
+    } catch (const RedisError& e) {
+      metrics_->CountRedisError();
+      LogEvent(spdlog::level::warn, "redis_unavailable",
+               {{"error", e.what()}, {"retry_in_ms", backoff.count()}});
+      std::unique_lock lock(mu_);
+      main_cv_.wait_for(lock, backoff, [this] { return shutdown_.load(); });
+      backoff = std::min(backoff * 2, std::chrono::milliseconds(2000));
+    }
+  }
+  return false;
+}
+
+int Worker::Run() {
+  {
+    std::lock_guard lock(mu_);
+    for (int i = 0; i < options_.concurrency; ++i) {
+      threads_.emplace_back([this, i] { ExecutorLoop(i); });
+    }
+  }
+  if (!ConnectAndRecover()) {
+    Shutdown();
+    return 0;
+  }
+  ready_.store(true);
+  events_->SendWorker("worker-online", options_.heartbeat_interval.count(), 0, 0);
+
+  const auto refresh_every = std::min<std::chrono::duration<double>>(
+      options_.heartbeat_interval, options_.visibility_timeout / 3);
+  const auto sweep_every = std::clamp<std::chrono::duration<double>>(
+      options_.visibility_timeout / 2, std::chrono::seconds(1), std::chrono::seconds(60));
+  auto next_heartbeat = Clock::now() + std::chrono::duration_cast<Clock::duration>(refresh_every);
+  auto next_sweep = Clock::now() + std::chrono::duration_cast<Clock::duration>(sweep_every);
+  auto idle_wait = std::chrono::microseconds(500);
+  auto error_backoff = std::chrono::milliseconds(100);
+
+  while (!shutdown_.load()) {
+    last_tick_.store(Clock::now().time_since_epoch().count());
+    bool got_any = false;
+    int room = 0;
+    try {
+      if (need_recover_) {
+        broker_->RecoverOwn([this](const std::string& t) { return Held(t); });
+        need_recover_ = false;
+      }
+      CheckHardLimits();
+      PromoteDueEta(Now());
+      if (Clock::now() >= next_heartbeat) {
+        Heartbeat(Now());
+        next_heartbeat = Clock::now() + std::chrono::duration_cast<Clock::duration>(refresh_every);
+      }
+      if (Clock::now() >= next_sweep) {
+        broker_->SweepStale(Now(), options_.visibility_timeout.count(),
+                            [this](const std::string& t) { return Held(t); });
+        next_sweep = Clock::now() + std::chrono::duration_cast<Clock::duration>(sweep_every);
+      }
+      {
+        std::lock_guard lock(mu_);
+        room = options_.prefetch_limit() - reserved_;
+      }
+      if (room > 0) {
+        auto keys = kombu::ConsumeOrder(options_.key_prefix, queue_order_, {0, 3, 6, 9});
+        std::vector<std::string> key_queues;
+        for (const auto& k : keys) {
+          key_queues.push_back(kombu::QueueFromListKey(options_.key_prefix, k));
+        }
+        auto fetched = broker_->Fetch(keys, key_queues, room, Now());
+        if (!fetched.empty()) {
+          got_any = true;
+          // kombu round_robin: the queue just consumed goes to the end.
+          const std::string last = fetched.back().queue;
+          auto it = std::find(queue_order_.begin(), queue_order_.end(), last);
+          if (it != queue_order_.end() && queue_order_.size() > 1) {
+            std::rotate(it, it + 1, queue_order_.end());
+          }
+          for (auto& f : fetched) {
+            try {
+              HandleFetched(std::move(f));
+            } catch (const RedisError&) {
+              need_recover_ = true;  // the rest are in our in-flight set: recovered next pass
+              throw;
+            }
+          }
+        }
+      }
+      ready_.store(true);
+      error_backoff = std::chrono::milliseconds(100);
+    } catch (const RedisError& e) {
+      metrics_->CountRedisError();
+      need_recover_ = true;
+      ready_.store(false);
+      LogEvent(spdlog::level::warn, "redis_unavailable",
+               {{"error", e.what()}, {"retry_in_ms", error_backoff.count()}});
+      std::unique_lock lock(mu_);
+      main_cv_.wait_for(lock, error_backoff, [this] { return shutdown_.load(); });
+      error_backoff = std::min(error_backoff * 2, std::chrono::milliseconds(2000));
+      continue;
+    }
+    if (got_any) {
+      idle_wait = std::chrono::microseconds(500);
+      continue;
+    }
+    // Nothing taken: wait for a finished job (room), the next ETA/heartbeat, or the poll pause.
+    auto wait = room > 0
+                    ? std::chrono::duration_cast<Clock::duration>(idle_wait)
+                    : std::chrono::duration_cast<Clock::duration>(std::chrono::milliseconds(50));
+    if (room > 0) idle_wait = std::min(idle_wait * 2, std::chrono::microseconds(50000));
+    if (!eta_.empty()) {
+      double until = eta_.begin()->first - Now();
+      wait = std::min(wait, std::chrono::duration_cast<Clock::duration>(
+                                std::chrono::duration<double>(std::max(until, 0.0))));
+    }
+    std::unique_lock lock(mu_);
+    int reserved_before = reserved_;
+    main_cv_.wait_for(lock, wait, [&] { return shutdown_.load() || reserved_ < reserved_before; });
+  }
+  Shutdown();
+  return 0;
+}
+
+void Worker::Heartbeat(double now) {
+  std::vector<std::string> tags;
+  int active;
+  {
+    std::lock_guard lock(mu_);
+    tags.reserve(held_.size());
+    for (const auto& [tag, job] : held_) tags.push_back(tag);
+    active = static_cast<int>(running_.size());
+    metrics_->SetRunning(active);
+    metrics_->SetReserved(reserved_);
+  }
+  metrics_->SetEtaHeld(static_cast<double>(eta_.size()));
+  events_->SendWorker("worker-heartbeat", options_.heartbeat_interval.count(), active,
+                      processed_.load());
+  broker_->RefreshScores(tags, now);
+}
+
+void Worker::DeadLetter(const Fetched& fetched, const std::string& reason) {
+  nlohmann::json entry = {{"reason", reason},
+                          {"queue", fetched.queue},
+                          {"worker", options_.hostname},
+                          {"time", Now()},
+                          {"message", fetched.envelope}};
+  broker_->Ack(fetched.tag, broker_->deadletter_key(), entry.dump());
+  LogEvent(spdlog::level::err, "message_deadlettered",
+           {{"queue", fetched.queue},
+            {"tag", fetched.tag},
+            {"reason", reason},
+            {"deadletter_key", broker_->deadletter_key()}});
+  metrics_->CountTask("DEADLETTER");
+}
+
+void Worker::HandleFetched(Fetched fetched) {
+  if (fetched.kind == Fetched::Kind::kDeadLettered) {
+    LogEvent(spdlog::level::err, "message_deadlettered",
+             {{"queue", fetched.queue},
+              {"reason", fetched.reason},
+              {"deadletter_key", broker_->deadletter_key()}});
+    metrics_->CountTask("DEADLETTER");
+    return;
+  }
+  auto job = std::make_shared<Job>();
+  job->taken_at = Now();
+  Status status = celery::DecodeTaskMessage(fetched.envelope, &job->msg);
+  job->fetched = std::move(fetched);
+  if (!status.ok()) {
+    DeadLetter(job->fetched, status.message());
+    return;
+  }
+  const celery::TaskMessage& msg = job->msg;
+  job->fn = registry_.Find(msg.task, &job->task_name);
+  if (job->fn == nullptr) {
+    // Celery: error log, reject (= ack on Redis), FAILURE NotRegistered, task-failed.
+    auto exc = celery::NotRegistered(msg.task);
+    if (!msg.ignore_result) results_->Store(celery::FailureMeta(msg.id, exc, std::nullopt, Now()));
+    broker_->Ack(job->fetched.tag);
+    LogEvent(spdlog::level::err, "task_not_registered",
+             {{"id", msg.id}, {"name", msg.task}, {"queue", job->fetched.queue}});
+    LogTask(*job, "FAILURE", 0, exc.Repr());
+    events_->SendTask("task-failed",
+                      {{"uuid", msg.id}, {"exception", exc.Repr()}, {"traceback", nullptr}});
+    return;
+  }
+  events_->SendTask("task-received",
+                    {{"uuid", msg.id},
+                     {"name", msg.task},
+                     {"args", msg.argsrepr},
+                     {"kwargs", msg.kwargsrepr},
+                     {"root_id", msg.root_id},
+                     {"parent_id", msg.parent_id.empty() ? nlohmann::json(nullptr)
+                                                         : nlohmann::json(msg.parent_id)},
+                     {"retries", msg.retries},
+                     {"eta", TimeOrNull(msg.eta)},
+                     {"expires", TimeOrNull(msg.expires)}});
+  double now = Now();
+  if (msg.expires && now >= *msg.expires) {
+    auto exc = celery::TaskRevokedExpired();
+    if (!msg.ignore_result) results_->Store(celery::RevokedMeta(msg.id, exc, now));
+    broker_->Ack(job->fetched.tag);
+    LogTask(*job, "REVOKED", 0, "expired");
+    events_->SendTask(
+        "task-revoked",
+        {{"uuid", msg.id}, {"terminated", false}, {"signum", nullptr}, {"expired", true}});
+    return;
+  }
+  {
+    std::lock_guard lock(mu_);
+    held_[job->fetched.tag] = job;
+  }
+  if (msg.eta && *msg.eta > now) {
+    // Held in memory, still in unacked (scores refreshed by Heartbeat); not counted as reserved.
+    LogEvent(spdlog::level::debug, "task_eta_held", {{"id", msg.id}, {"eta", *msg.eta}});
+    eta_.emplace(*msg.eta, std::move(job));
+    return;
+  }
+  EnqueueReady(std::move(job));
+}
+
+void Worker::EnqueueReady(std::shared_ptr<Job> job) {
+  {
+    std::lock_guard lock(mu_);
+    ++reserved_;
+    ready_jobs_.push_back(std::move(job));
+  }
+  work_cv_.notify_one();
+}
+
+void Worker::PromoteDueEta(double now) {
+  while (!eta_.empty() && eta_.begin()->first <= now) {
+    auto job = std::move(eta_.begin()->second);
+    eta_.erase(eta_.begin());
+    job->taken_at = now;
+    EnqueueReady(std::move(job));
+  }
+}
+
+void Worker::CheckHardLimits() {
+  std::vector<std::shared_ptr<Job>> expired;
+  auto now = Clock::now();
+  {
+    std::lock_guard lock(mu_);
+    for (auto& [slot, job] : running_) {
+      if (job->hard_deadline && now >= *job->hard_deadline) expired.push_back(job);
+    }
+  }
+  for (auto& job : expired) {
+    int expected = kRunning;
+    if (!job->phase.compare_exchange_strong(expected, kAbandoned)) continue;
+    job->ctx.RequestCancelForWorker();
+    {
+      // The executor thread is stuck in the task: detach it and start a replacement in its slot.
+      std::lock_guard lock(mu_);
+      int slot = job->slot;
+      running_.erase(slot);
+      threads_[slot].detach();
+      threads_[slot] = std::thread([this, slot] { ExecutorLoop(slot); });
+      abandoned_threads_.fetch_add(1);
+    }
+    double limit = job->hard_limit_seconds.value_or(0);
+    LogEvent(spdlog::level::err, "task_hard_time_limit",
+             {{"id", job->msg.id}, {"name", job->msg.task}, {"limit_s", limit}});
+    Outcome out;
+    out.kind = Outcome::Kind::kFailure;
+    out.exc = celery::TimeLimitExceeded(limit);
+    out.traceback = Traceback(job->task_name, out.exc);
+    out.runtime = limit;
+    Finish(job, out);
+  }
+}
+
+// --- executors ----------------------------------------------------------------------------
+
+void Worker::ExecutorLoop(int slot) {
+  while (true) {
+    std::shared_ptr<Job> job;
+    {
+      std::unique_lock lock(mu_);
+      work_cv_.wait(lock, [this] { return stop_executors_ || !ready_jobs_.empty(); });
+      if (stop_executors_) return;
+      job = std::move(ready_jobs_.front());
+      ready_jobs_.pop_front();
+      int expected = kQueued;
+      if (!job->phase.compare_exchange_strong(expected, kRunning)) continue;
+      job->slot = slot;
+      job->started = Clock::now();
+      running_[slot] = job;
+    }
+    RunJob(job);
+    if (job->phase.load() == kAbandoned) return;  // replaced in this slot; we were detached
+  }
+}
+
+void Worker::RunJob(const std::shared_ptr<Job>& job) {
+  const celery::TaskMessage& msg = job->msg;
+  Outcome out;
+  metrics_->ObserveQueued(std::max(0.0, Now() - job->taken_at));
+  try {
+    if (msg.expires && Now() >= *msg.expires) {
+      out.kind = Outcome::Kind::kRevoked;
+      out.exc = celery::TaskRevokedExpired();
+    } else if (msg.redelivered &&
+               results_->Status(msg.id) == std::optional<std::string>("SUCCESS")) {
+      // Redelivered after a crash between storing SUCCESS and the ack: do not run it twice.
+      out.kind = Outcome::Kind::kSkip;
+    }
+  } catch (const RedisError& e) {
+    metrics_->CountRedisError();  // pre-checks are optimisations; run the task anyway
+  }
+  if (out.kind == Outcome::Kind::kSuccess) {
+    auto hard = msg.time_limit ? msg.time_limit : options_.time_limit;
+    auto soft = msg.soft_time_limit ? msg.soft_time_limit : options_.soft_time_limit;
+    job->ctx.id = msg.id;
+    job->ctx.name = job->task_name;
+    job->ctx.hostname = options_.hostname;
+    job->ctx.queue = job->fetched.queue;
+    job->ctx.retries = msg.retries;
+    if (soft && *soft > 0) {
+      job->ctx.soft_limit_seconds = *soft;
+      job->ctx.soft_deadline = job->started + std::chrono::duration_cast<Clock::duration>(
+                                                  std::chrono::duration<double>(*soft));
+    }
+    if (hard && *hard > 0) {
+      std::lock_guard lock(mu_);
+      job->hard_limit_seconds = *hard;
+      job->hard_deadline = job->started + std::chrono::duration_cast<Clock::duration>(
+                                              std::chrono::duration<double>(*hard));
+    }
+    try {
+      if (!options_.acks_late) broker_->Ack(job->fetched.tag);
+      if (options_.track_started && !msg.ignore_result) {
+        results_->Store(
+            celery::StartedMeta(msg.id, static_cast<long>(getpid()), options_.hostname));
+      }
+    } catch (const RedisError& e) {
+      metrics_->CountRedisError();
+      LogEvent(spdlog::level::warn, "task_start_write_failed",
+               {{"id", msg.id}, {"error", e.what()}});
+    }
+    events_->SendTask("task-started", {{"uuid", msg.id}});
+    auto t0 = Clock::now();
+    try {
+      out.value = (*job->fn)(msg.args, msg.kwargs, job->ctx);
+      out.kind = Outcome::Kind::kSuccess;
+    } catch (const TaskRetry& r) {
+      out.kind = Outcome::Kind::kRetry;
+      out.countdown = std::max(0.0, r.countdown().count());
+      if (msg.retries >= r.max_retries()) {
+        out.kind = Outcome::Kind::kFailure;
+        out.exc = r.cause() ? celery::ExceptionInfo{r.cause()->exc_type(), r.cause()->exc_module(),
+                                                    r.cause()->exc_args()}
+                            : celery::MaxRetriesExceeded("Can't retry " + msg.task + "[" + msg.id +
+                                                         "] args:" + msg.argsrepr +
+                                                         " kwargs:" + msg.kwargsrepr);
+      } else if (r.cause()) {
+        out.exc = {r.cause()->exc_type(), r.cause()->exc_module(), r.cause()->exc_args()};
+      } else {
+        out.exc = {"Retry", "celery.exceptions",
+                   nlohmann::json::array({"Retry in " + std::to_string(out.countdown) + "s"})};
+      }
+    } catch (const TaskError& e) {
+      out.kind = Outcome::Kind::kFailure;
+      out.exc = {e.exc_type(), e.exc_module(), e.exc_args()};
+    } catch (const nlohmann::json::exception& e) {
+      out.kind = Outcome::Kind::kFailure;
+      out.exc = {"TypeError", "builtins", nlohmann::json::array({std::string(e.what())})};
+    } catch (const std::exception& e) {
+      out.kind = Outcome::Kind::kFailure;
+      out.exc = {"RuntimeError", "builtins", nlohmann::json::array({std::string(e.what())})};
+    } catch (...) {
+      out.kind = Outcome::Kind::kFailure;
+      out.exc = {"RuntimeError", "builtins", nlohmann::json::array({"unknown C++ exception"})};
+    }
+    out.runtime = std::chrono::duration<double>(Clock::now() - t0).count();
+    if (out.kind == Outcome::Kind::kFailure || out.kind == Outcome::Kind::kRetry) {
+      out.traceback = Traceback(job->task_name, out.exc);
+    }
+  }
+  int expected = kRunning;
+  if (!job->phase.compare_exchange_strong(expected, kFinishing)) return;  // abandoned
+  {
+    std::lock_guard lock(mu_);
+    running_.erase(job->slot);
+  }
+  metrics_->ObserveRuntime(out.runtime);
+  Finish(job, out);
+}
+
+void Worker::Finish(const std::shared_ptr<Job>& job, const Outcome& out) {
+  const celery::TaskMessage& msg = job->msg;
+  const double now = Now();
+  bool stored = msg.ignore_result || out.kind == Outcome::Kind::kSkip;
+  bool acked = false;
+  std::string state;
+  std::string detail;
+  celery::ResultMeta meta;
+  std::string retry_envelope;
+  switch (out.kind) {
+    case Outcome::Kind::kSuccess:
+      state = "SUCCESS";
+      meta = celery::SuccessMeta(msg.id, out.value, now);
+      detail = Truncate(out.value.dump(), 200);
+      break;
+    case Outcome::Kind::kFailure:
+      state = "FAILURE";
+      meta = celery::FailureMeta(msg.id, out.exc, out.traceback, now);
+      detail = out.exc.Repr();
+      break;
+    case Outcome::Kind::kRevoked:
+      state = "REVOKED";
+      meta = celery::RevokedMeta(msg.id, out.exc, now);
+      detail = "expired";
+      break;
+    case Outcome::Kind::kRetry: {
+      state = "RETRY";
+      meta = celery::RetryMeta(msg.id, out.exc, out.traceback);
+      celery::TaskMessage next = msg;
+      next.retries = msg.retries + 1;
+      next.eta = now + out.countdown;
+      next.origin = options_.hostname;
+      if (next.exchange.empty() && next.routing_key.empty()) next.routing_key = job->fetched.queue;
+      retry_envelope = celery::EncodeTaskMessageV2(next, NewUuid4());
+      detail = "retry in " + std::to_string(out.countdown) + "s: " + out.exc.Repr();
+      break;
+    }
+    case Outcome::Kind::kSkip:
+      state = "SUCCESS";
+      detail = "duplicate delivery skipped: SUCCESS already stored";
+      break;
+  }
+  if (!msg.parent_id.empty()) meta.parent_id = msg.parent_id;
+  if (!msg.group.empty()) meta.group_id = msg.group;
+
+  auto backoff = std::chrono::milliseconds(50);
+  while (!(stored && acked)) {
+    try {
+      if (!stored) {
+        results_->Store(meta);
+        stored = true;
+      }
+      if (!acked) {
+        if (out.kind == Outcome::Kind::kRetry) {
+          broker_->Ack(job->fetched.tag, broker_->ListKey(job->fetched.queue, msg.priority),
+                       retry_envelope);
+        } else {
+          broker_->Ack(job->fetched.tag);
+        }
+        acked = true;
+      }
+    } catch (const RedisError& e) {
+      metrics_->CountRedisError();
+      if (hard_exit_.load()) {
+        LogEvent(spdlog::level::warn, "task_left_unacked",
+                 {{"id", msg.id}, {"error", e.what()}, {"note", "restored on restart or sweep"}});
+        Forget(job);
+        return;
+      }
+      LogEvent(spdlog::level::warn, "redis_unavailable",
+               {{"error", e.what()}, {"retry_in_ms", backoff.count()}, {"task", msg.id}});
+      std::this_thread::sleep_for(backoff);
+      backoff = std::min(backoff * 2, std::chrono::milliseconds(2000));
+    }
+  }
+  processed_.fetch_add(1);
+  LogTask(*job, state, out.runtime, detail);
+  switch (out.kind) {
+    case Outcome::Kind::kSuccess:
+      events_->SendTask("task-succeeded",
+                        {{"uuid", msg.id},
+                         {"result", Truncate(celery::PythonRepr(out.value), 1024)},
+                         {"runtime", out.runtime}});
+      break;
+    case Outcome::Kind::kFailure:
+      events_->SendTask("task-failed", {{"uuid", msg.id},
+                                        {"exception", out.exc.Repr()},
+                                        {"traceback", out.traceback.value_or("")}});
+      break;
+    case Outcome::Kind::kRetry:
+      events_->SendTask("task-retried", {{"uuid", msg.id},
+                                         {"exception", out.exc.Repr()},
+                                         {"traceback", out.traceback.value_or("")}});
+      break;
+    case Outcome::Kind::kRevoked:
+      events_->SendTask(
+          "task-revoked",
+          {{"uuid", msg.id}, {"terminated", false}, {"signum", nullptr}, {"expired", true}});
+      break;
+    case Outcome::Kind::kSkip:
+      break;
+  }
+  Forget(job);
+}
+
+void Worker::Forget(const std::shared_ptr<Job>& job) {
+  job->phase.store(job->phase.load() == kAbandoned ? kAbandoned : kDone);
+  {
+    std::lock_guard lock(mu_);
+    held_.erase(job->fetched.tag);
+    --reserved_;
+  }
+  main_cv_.notify_all();
+}
+
+void Worker::Requeue(const std::shared_ptr<Job>& job, const char* reason) {
+  auto deadline = Clock::now() + std::chrono::seconds(10);
+  auto backoff = std::chrono::milliseconds(50);
+  while (true) {
+    try {
+      broker_->Restore(job->fetched.tag);
+      LogTask(*job, "REQUEUED", 0, reason);
+      break;
+    } catch (const RedisError& e) {
+      metrics_->CountRedisError();
+      if (Clock::now() > deadline) {
+        LogEvent(
+            spdlog::level::warn, "task_left_unacked",
+            {{"id", job->msg.id}, {"error", e.what()}, {"note", "restored on restart or sweep"}});
+        break;
+      }
+      std::this_thread::sleep_for(backoff);
+      backoff = std::min(backoff * 2, std::chrono::milliseconds(1000));
+    }
+  }
+  std::lock_guard lock(mu_);
+  held_.erase(job->fetched.tag);
+}
+
+// --- shutdown -----------------------------------------------------------------------------
+
+void Worker::Shutdown() {
+  ready_.store(false);
+  LogEvent(spdlog::level::info, "worker_shutdown",
+           {{"mode", cold_.load() ? "cold" : "warm"},
+            {"grace_s", options_.grace.count()},
+            {"note", "no blocking pop is ever in flight: messages are taken by a Lua script"}});
+  // 1. Requeue everything not started: ETA-held and ready jobs.
+  std::vector<std::shared_ptr<Job>> requeue;
+  for (auto& [t, job] : eta_) requeue.push_back(job);
+  eta_.clear();
+  {
+    std::lock_guard lock(mu_);
+    for (auto& job : ready_jobs_) {
+      int expected = kQueued;
+      if (job->phase.compare_exchange_strong(expected, kAbandoned)) {
+        requeue.push_back(job);
+        --reserved_;
+      }
+    }
+    ready_jobs_.clear();
+  }
+  for (auto& job : requeue) Requeue(job, "shutdown: not started");
+
+  // 2. Wait for running tasks up to the grace period (a cold shutdown does not wait).
+  auto deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(options_.grace);
+  {
+    std::unique_lock lock(mu_);
+    main_cv_.wait_until(lock, deadline, [this] { return reserved_ == 0 || cold_.load(); });
+  }
+  // 3. Requeue what still runs; it restarts on another worker.
+  std::vector<std::shared_ptr<Job>> running;
+  {
+    std::lock_guard lock(mu_);
+    for (auto& [slot, job] : running_) running.push_back(job);
+  }
+  for (auto& job : running) {
+    int expected = kRunning;
+    if (!job->phase.compare_exchange_strong(expected, kAbandoned)) continue;
+    job->ctx.RequestCancelForWorker();
+    {
+      std::lock_guard lock(mu_);
+      running_.erase(job->slot);
+      threads_[job->slot].detach();
+      abandoned_threads_.fetch_add(1);
+      --reserved_;
+    }
+    Requeue(job, "shutdown: grace period over");
+  }
+  // 4. Jobs writing their results get a little longer, then stop retrying.
+  {
+    std::unique_lock lock(mu_);
+    main_cv_.wait_for(lock, std::chrono::seconds(5), [this] { return reserved_ == 0; });
+  }
+  hard_exit_.store(true);
+  std::vector<std::thread> threads;
+  {
+    std::lock_guard lock(mu_);
+    stop_executors_ = true;
+    threads.swap(threads_);
+  }
+  work_cv_.notify_all();
+  for (auto& t : threads) {
+    if (t.joinable()) t.join();
+  }
+  events_->SendWorker("worker-offline", options_.heartbeat_interval.count(), 0, processed_.load());
+  LogEvent(spdlog::level::info, "worker_stopped", {{"processed", processed_.load()}});
+}
+
+}  // namespace warmpool::worker

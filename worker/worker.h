@@ -1,0 +1,116 @@
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <deque>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <unordered_map>
+#include <vector>
+
+#include "worker/broker.h"
+#include "worker/events.h"
+#include "worker/result_store.h"
+#include "worker/task_registry.h"
+#include "worker/worker_metrics.h"
+#include "worker/worker_options.h"
+
+namespace warmpool::worker {
+
+class HealthServer;
+struct Job;
+struct Outcome;
+
+// The worker: a consumer loop (main thread of Run) that takes messages with their bookkeeping
+// in one Lua script, holds ETA tasks, enforces hard time limits, sends heartbeats, refreshes its
+// unacked scores and sweeps stale ones; and `concurrency` executor threads that run tasks, store
+// results and ack. Delivery is at-least-once: a message is acked only after its result is stored
+// (acks_late) and is restored to its queue when this worker stops before finishing it.
+//
+// Thread-safety: construct and Run() on one thread; RequestShutdown() may be called from any
+// thread (the signal thread in main.cpp).
+class Worker {
+ public:
+  // `registry` must outlive the worker. Throws std::runtime_error when --health-listen cannot
+  // bind.
+  Worker(WorkerOptions options, const TaskRegistry& registry);
+  ~Worker();
+  Worker(const Worker&) = delete;
+  Worker& operator=(const Worker&) = delete;
+
+  // Consumes until RequestShutdown(), then drains (see docs/worker.md) and returns the exit
+  // code: 0 after a clean warm or cold shutdown.
+  int Run();
+
+  // Warm shutdown: stop taking, wait up to --grace-seconds for running tasks, requeue the rest.
+  // `cold` (second signal, SIGQUIT): requeue running tasks at once.
+  void RequestShutdown(bool cold);
+
+  // True when executor threads were abandoned (stuck past a time limit); main should _exit.
+  bool HasAbandonedThreads() const { return abandoned_threads_.load() > 0; }
+
+  // Bound port of --health-listen (0 when off).
+  int health_port() const;
+
+ private:
+  // Main-thread steps.
+  bool ConnectAndRecover();
+  void HandleFetched(Fetched fetched);
+  void DeadLetter(const Fetched& fetched, const std::string& reason);
+  void PromoteDueEta(double now);
+  void CheckHardLimits();
+  void Heartbeat(double now);
+  void Shutdown();
+  bool Held(const std::string& tag);
+  void EnqueueReady(std::shared_ptr<Job> job);
+
+  // Executor threads.
+  void ExecutorLoop(int slot);
+  void RunJob(const std::shared_ptr<Job>& job);
+  // Writes the outcome (result + ack, or republish) retrying Redis errors until done or until a
+  // hard exit is ordered. Then forgets the job.
+  void Finish(const std::shared_ptr<Job>& job, const Outcome& outcome);
+  void Forget(const std::shared_ptr<Job>& job);
+  void Requeue(const std::shared_ptr<Job>& job, const char* reason);
+  void LogTask(const Job& job, const std::string& state, double runtime, const std::string& detail);
+
+  double Now() const;
+
+  // Constant after construction.
+  const WorkerOptions options_;
+  const TaskRegistry& registry_;
+  std::unique_ptr<WorkerMetrics> metrics_;
+  std::unique_ptr<Broker> broker_;
+  std::unique_ptr<ResultStore> results_;
+  std::unique_ptr<EventDispatcher> events_;
+  std::unique_ptr<HealthServer> health_;
+
+  std::atomic<bool> shutdown_{false};
+  std::atomic<bool> cold_{false};
+  std::atomic<bool> hard_exit_{false};  // Finish() gives up retrying
+  std::atomic<bool> ready_{false};      // /readyz
+  std::atomic<long> processed_{0};
+  std::atomic<int> abandoned_threads_{0};
+  std::atomic<std::chrono::steady_clock::rep> last_tick_{0};  // /healthz: main loop alive
+
+  // Main thread only.
+  std::vector<std::string> queue_order_;  // round-robin order
+  std::multimap<double, std::shared_ptr<Job>> eta_;
+  bool need_recover_ = false;
+
+  std::mutex mu_;
+  std::condition_variable work_cv_;              // executors: ready_jobs_ or stop
+  std::condition_variable main_cv_;              // main loop: a job finished, or shutdown
+  std::deque<std::shared_ptr<Job>> ready_jobs_;  // guarded by mu_
+  std::unordered_map<std::string, std::shared_ptr<Job>> held_;  // guarded by mu_; tag -> job
+  std::map<int, std::shared_ptr<Job>> running_;                 // guarded by mu_; slot -> job
+  int reserved_ = 0;                  // guarded by mu_; ready + running + finishing
+  bool stop_executors_ = false;       // guarded by mu_
+  std::vector<std::thread> threads_;  // guarded by mu_; index = slot
+};
+
+}  // namespace warmpool::worker

@@ -1,0 +1,151 @@
+#include "worker/worker_options.h"
+
+#include <cstdlib>
+#include <unistd.h>
+
+#include <CLI/CLI.hpp>
+
+namespace warmpool::worker {
+namespace {
+
+std::vector<std::string> SplitComma(const std::vector<std::string>& items) {
+  std::vector<std::string> out;
+  for (const auto& item : items) {
+    size_t start = 0;
+    while (start <= item.size()) {
+      size_t comma = item.find(',', start);
+      if (comma == std::string::npos) comma = item.size();
+      std::string part = item.substr(start, comma - start);
+      if (!part.empty()) out.push_back(part);
+      start = comma + 1;
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string DefaultHostname() {
+  char buf[256] = {};
+  if (gethostname(buf, sizeof(buf) - 1) != 0) return "warmpool@localhost";
+  return std::string("warmpool@") + buf;
+}
+
+ParsedCommandLine ParseWorkerCommandLine(int argc, const char* const* argv,
+                                         const char* (*getenv_fn)(const char*)) {
+  if (getenv_fn == nullptr) getenv_fn = [](const char* n) -> const char* { return std::getenv(n); };
+  ParsedCommandLine out;
+  WorkerOptions opts;
+  CLI::App app{
+      "warmpool-worker: a Celery worker for the Redis transport (kombu 5.2 wire format) that runs "
+      "C++ tasks and loses no message.",
+      "warmpool-worker"};
+  std::string broker, backend;
+  std::vector<std::string> queues;
+  double grace = 30, visibility = 3600;
+  std::string log_format = "text";
+  bool early_ack = false, without_heartbeat = false;
+  double time_limit = 0, soft_time_limit = 0;
+  long result_expires = 86400;
+
+  app.add_option("--broker,-b", broker,
+                 "Broker URL redis://[[user]:pass@]host[:port][/db] "
+                 "[env CELERY_BROKER_URL; default redis://127.0.0.1:6379/0]");
+  app.add_option("--result-backend", backend,
+                 "Result backend URL [env CELERY_RESULT_BACKEND; default: the broker]");
+  app.add_option("-Q,--queues", queues, "Comma-separated queues to consume [default: celery]");
+  app.add_option("-c,--concurrency", opts.concurrency, "Tasks run at once [default: 1]")
+      ->check(CLI::Range(1, 1024));
+  app.add_option("--prefetch", opts.prefetch_multiplier,
+                 "Prefetch multiplier: messages held = concurrency x N, ETA tasks excluded "
+                 "[default: 1]")
+      ->check(CLI::Range(1, 10000));
+  app.add_option("-n,--hostname", opts.hostname, "Node name [default: warmpool@<host>]");
+  app.add_option("--grace-seconds", grace,
+                 "On SIGTERM, wait this long for running tasks, then requeue them [default: 30]")
+      ->check(CLI::Range(0.0, 86400.0));
+  app.add_option("--visibility-timeout", visibility,
+                 "Seconds after which an unacked message of a dead worker is restored "
+                 "(kombu visibility_timeout) [default: 3600]")
+      ->check(CLI::Range(1.0, 7.0 * 86400));
+  app.add_option("--health-listen", opts.health_listen,
+                 "HOST:PORT serving /healthz /readyz /metrics, or 'off' [default: off]");
+  app.add_option("--log-format", log_format, "text|json [default: text]")
+      ->check(CLI::IsMember({"text", "json"}));
+  app.add_option("--log-level", opts.log_level, "trace|debug|info|warn|error [default: info]")
+      ->check(CLI::IsMember({"trace", "debug", "info", "warn", "warning", "error", "critical"}));
+  app.add_option("--task-alias", opts.task_aliases,
+                 "OLD=NEW: run registered task NEW for messages named OLD (repeatable)");
+  app.add_option("--key-prefix", opts.key_prefix, "kombu global_keyprefix [default: none]");
+  app.add_flag("--early-ack", early_ack,
+               "Ack when a task starts instead of when it finished (acks_late=False)");
+  app.add_flag("--track-started", opts.track_started, "Store the STARTED state");
+  app.add_flag("-E,--task-events", opts.task_events, "Send task-* events (as celery -E)");
+  app.add_flag("--without-heartbeat", without_heartbeat,
+               "Do not send worker-online/heartbeat/offline events");
+  app.add_option("--time-limit", time_limit,
+                 "Default hard time limit in seconds for messages without one [default: none]")
+      ->check(CLI::Range(0.0, 7.0 * 86400));
+  app.add_option("--soft-time-limit", soft_time_limit,
+                 "Default soft time limit in seconds [default: none]")
+      ->check(CLI::Range(0.0, 7.0 * 86400));
+  app.add_option("--result-expires", result_expires,
+                 "Seconds a result is kept (SETEX); 0 = forever [default: 86400]")
+      ->check(CLI::Range(0L, 365L * 86400));
+  app.add_option("--deadletter-key", opts.deadletter_key,
+                 "List receiving undecodable messages [default: warmpool.deadletter]");
+  app.set_version_flag("--version", "warmpool-worker 0.1.0");
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    out.exit_code = 0;
+    out.message = app.help();
+    return out;
+  } catch (const CLI::CallForVersion& e) {
+    out.exit_code = 0;
+    out.message = e.what();
+    return out;
+  } catch (const CLI::ParseError& e) {
+    out.exit_code = 2;
+    out.message = std::string("warmpool-worker: ") + e.what() + "\nRun with --help for usage.";
+    return out;
+  }
+
+  auto fail = [&](std::string message) {
+    out.exit_code = 2;
+    out.message = "warmpool-worker: " + message;
+    return out;
+  };
+  if (broker.empty()) {
+    const char* env = getenv_fn("CELERY_BROKER_URL");
+    broker = env && *env ? env : "redis://127.0.0.1:6379/0";
+  }
+  if (backend.empty()) {
+    const char* env = getenv_fn("CELERY_RESULT_BACKEND");
+    backend = env && *env ? env : broker;
+  }
+  std::string error;
+  auto b = ParseRedisUrl(broker, &error);
+  if (!b) return fail("--broker: " + error);
+  auto r = ParseRedisUrl(backend, &error);
+  if (!r) return fail("--result-backend: " + error);
+  opts.broker = *b;
+  opts.result_backend = *r;
+  if (!queues.empty()) opts.queues = SplitComma(queues);
+  if (opts.queues.empty()) return fail("-Q/--queues: at least one queue name is required");
+  if (opts.hostname.empty()) opts.hostname = DefaultHostname();
+  opts.grace = std::chrono::duration<double>(grace);
+  opts.visibility_timeout = std::chrono::duration<double>(visibility);
+  opts.log_format = *ParseLogFormat(log_format);
+  opts.acks_late = !early_ack;
+  opts.heartbeat = !without_heartbeat;
+  if (time_limit > 0) opts.time_limit = time_limit;
+  if (soft_time_limit > 0) opts.soft_time_limit = soft_time_limit;
+  opts.result_expires = std::chrono::seconds(result_expires);
+  if (opts.deadletter_key.empty()) return fail("--deadletter-key must not be empty");
+  out.options = std::move(opts);
+  return out;
+}
+
+}  // namespace warmpool::worker
