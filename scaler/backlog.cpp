@@ -31,6 +31,7 @@ std::string ProbeTarget::CacheKey() const {
   key += '\x1f';
   for (int l : priority_levels) key += std::to_string(l) + ",";
   key += read_unacked ? "u" : "-";
+  key += count_in_flight ? "f" : "-";
   return key;
 }
 
@@ -48,6 +49,15 @@ int64_t BacklogReading::scheduled() const {
   int64_t n = 0;
   for (const auto& [q, b] : per_queue) n += b.scheduled;
   return n;
+}
+
+policy::Observation ToObservation(const BacklogReading& reading, bool count_in_flight) {
+  policy::Observation obs;
+  obs.pending = reading.pending();
+  obs.in_flight = count_in_flight ? reading.in_flight() : 0;
+  obs.scheduled = reading.scheduled();
+  obs.earliest_eta = reading.earliest_eta;
+  return obs;
 }
 
 std::optional<std::chrono::system_clock::time_point> ParseIsoTime(std::string_view s) {

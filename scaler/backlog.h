@@ -8,6 +8,8 @@
 #include <string_view>
 #include <vector>
 
+#include "policy/policy_state.h"
+
 namespace warmpool {
 class RedisPool;
 }
@@ -23,6 +25,7 @@ struct ProbeTarget {
   std::vector<std::string> queues;   // sorted, distinct
   std::vector<int> priority_levels;  // kombu priority steps
   bool read_unacked = true;          // read the unacked hash (in flight and scheduled)
+  bool count_in_flight = true;       // in-flight tasks count as work (countInFlight)
 
   std::string CacheKey() const;
 };
@@ -40,11 +43,16 @@ struct BacklogReading {
   std::optional<std::chrono::system_clock::time_point> earliest_eta;  // among scheduled
   int64_t unparsable_unacked = 0;  // unacked entries that are not kombu JSON (counted nowhere)
   std::chrono::system_clock::time_point taken_at;
+  // The shared policy state after this reading was applied to it (see policy_state_store.h).
+  policy::PolicyState state;
 
   int64_t pending() const;
   int64_t in_flight() const;
   int64_t scheduled() const;
 };
+
+// What the policy sees of a reading: in-flight tasks count only with countInFlight. Pure.
+policy::Observation ToObservation(const BacklogReading& reading, bool count_in_flight);
 
 // Parses one kombu `unacked` hash value, `[envelope, exchange, routing_key]`, into its routing key
 // and the envelope's `headers.eta` (protocol v2) or body-less v1 eta if present. Returns false

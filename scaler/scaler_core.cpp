@@ -7,6 +7,7 @@
 #include "common/redis_errors.h"
 #include "common/redis_pool.h"
 #include "scaler/backlog_reader.h"
+#include "scaler/policy_state_store.h"
 
 namespace warmpool::scaler {
 namespace {
@@ -82,6 +83,15 @@ BacklogReading ScalerCore::ReadAndPublish(const ProbeTarget& target) {
   auto guard = target.pool->Acquire();
   metrics_->redis_reads.Increment();
   BacklogReading reading = ReadBacklog(*guard, target, clock_());
+  std::string queues_joined;
+  for (const auto& q : target.queues) queues_joined += (queues_joined.empty() ? "" : ",") + q;
+  const std::string state_key =
+      PolicyStateKey(options_.state_prefix, target.key_prefix, queues_joined, target.CacheKey());
+  const policy::Observation obs = ToObservation(reading, target.count_in_flight);
+  reading.state = UpdatePolicyState(
+      *guard, state_key, options_.state_ttl, [&](const policy::PolicyState& current) {
+        return policy::Observe(current, policy::ScalerMetadata{}, obs, reading.taken_at);
+      });
   for (const auto& [queue, b] : reading.per_queue) {
     prometheus::Labels labels = {{"connection", target.connection}, {"queue", queue}};
     metrics_->pending.Add(labels).Set(static_cast<double>(b.pending));
@@ -105,7 +115,8 @@ Status ScalerCore::Evaluate(const ScaledObjectKey& key,
   target.key_prefix = md.key_prefix;
   target.queues = md.queues;
   target.priority_levels = md.priority_levels;
-  target.read_unacked = md.count_in_flight;
+  target.read_unacked = md.count_in_flight || md.eta_prewarm;
+  target.count_in_flight = md.count_in_flight;
 
   Evaluation eval;
   try {
@@ -115,18 +126,8 @@ Status ScalerCore::Evaluate(const ScaledObjectKey& key,
     return Status::Unavailable("cannot read the backlog from redis connection '" +
                                target.connection + "': " + e.what());
   }
-  policy::Observation obs;
-  obs.pending = eval.reading.pending();
-  obs.in_flight = md.count_in_flight ? eval.reading.in_flight() : 0;
-  obs.scheduled = md.count_in_flight ? eval.reading.scheduled() : 0;
-
-  const auto now = clock_();
-  policy::PolicyState state;
-  {
-    std::lock_guard lock(objects_mu_);
-    state = objects_[key.ToString()].policy_state;
-  }
-  eval.decision = policy::Decide(md, obs, state, now);
+  eval.decision = policy::Decide(md, ToObservation(eval.reading, md.count_in_flight),
+                                 eval.reading.state, clock_());
   eval.metric_name = MetricNameFor(md);
   Record(key, eval);
   *out = std::move(eval);

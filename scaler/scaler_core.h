@@ -40,6 +40,8 @@ class ScalerCore {
  public:
   struct Options {
     std::chrono::milliseconds coalesce_window{200};  // reuse a Redis reading this long
+    std::string state_prefix = "warmpool:";          // policy state keys live under this
+    std::chrono::seconds state_ttl{7 * 24 * 3600};   // forget a queue set's history after this
   };
   using WallClock = std::function<std::chrono::system_clock::time_point()>;
 
@@ -66,11 +68,11 @@ class ScalerCore {
   struct ObjectState {
     bool has_decision = false;
     policy::Decision last;
-    policy::PolicyState policy_state;
     prometheus::Gauge* desired = nullptr;
     prometheus::Gauge* active = nullptr;
   };
-  // The coalescing probe's read: one Redis round trip, then the per-queue gauges.
+  // The coalescing probe's read: one pipelined backlog read, the shared policy state updated with
+  // it (one optimistic transaction), then the per-queue gauges. Once per target per window.
   BacklogReading ReadAndPublish(const ProbeTarget& target);
   void Record(const ScaledObjectKey& key, const Evaluation& eval);
 

@@ -74,6 +74,10 @@ bool ParseScalerOptions(int argc, char** argv, ScalerOptions* out, int* exit_cod
       ->envname("WARMPOOL_STREAM_RESEND_S")
       ->check(CLI::Range(1, 3600))
       ->capture_default_str();
+  app.add_option("--state-prefix", opts.state_prefix,
+                 "Redis key prefix for the policy state shared by scaler replicas")
+      ->envname("WARMPOOL_STATE_PREFIX")
+      ->capture_default_str();
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

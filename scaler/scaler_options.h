@@ -22,6 +22,7 @@ struct ScalerOptions {
   std::chrono::milliseconds redis_timeout{1000};   // connect and command timeout
   std::chrono::milliseconds stream_interval{200};  // StreamIsActive poll period
   std::chrono::seconds stream_resend{5};           // StreamIsActive periodic re-send
+  std::string state_prefix = "warmpool:";          // Redis prefix of shared policy state
 };
 
 // Parses "NAME=URL" entries (flags or a comma-separated env value) into named endpoints.

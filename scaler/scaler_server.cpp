@@ -54,7 +54,10 @@ int RunScalerServer(const ScalerOptions& options) {
   ConnectionRegistry registry(options.redis, pool_options);
   auto prom = std::make_shared<prometheus::Registry>();
   ScalerMetrics metrics(prom);
-  ScalerCore core(&registry, &metrics, ScalerCore::Options{options.coalesce_window});
+  ScalerCore::Options core_options;
+  core_options.coalesce_window = options.coalesce_window;
+  core_options.state_prefix = options.state_prefix;
+  ScalerCore core(&registry, &metrics, core_options);
   StreamHub hub(options.stream_interval);
   ScalerService service(&core, &metrics, &hub, options.stream_resend);
 

@@ -13,12 +13,25 @@ std::string ScalerBinary() { return std::string(WARMPOOL_BINARY_DIR) + "/scaler/
 ScalerFixture::ScalerFixture(std::vector<std::string> redis_args,
                              std::vector<std::string> scaler_args)
     : redis_(std::make_unique<TestRedisServer>(std::move(redis_args))),
+      redis_ptr_(redis_.get()),
       dir_(MakeTempDir("scaler")),
       grpc_port_(FreePort()),
       metrics_port_(FreePort()) {
-  std::string password = redis_->password();
+  StartScaler(std::move(scaler_args));
+}
+
+ScalerFixture::ScalerFixture(TestRedisServer* shared_redis, std::vector<std::string> scaler_args)
+    : redis_ptr_(shared_redis),
+      dir_(MakeTempDir("scaler")),
+      grpc_port_(FreePort()),
+      metrics_port_(FreePort()) {
+  StartScaler(std::move(scaler_args));
+}
+
+void ScalerFixture::StartScaler(std::vector<std::string> scaler_args) {
+  std::string password = redis_ptr_->password();
   std::string url = "redis://" + (password.empty() ? "" : ":" + password + "@") +
-                    "127.0.0.1:" + std::to_string(redis_->port()) + "/0";
+                    "127.0.0.1:" + std::to_string(redis_ptr_->port()) + "/0";
   std::vector<std::string> argv = {ScalerBinary(),
                                    "--listen",
                                    "127.0.0.1:" + std::to_string(grpc_port_),
@@ -47,7 +60,7 @@ ScalerFixture::~ScalerFixture() = default;
 std::vector<std::string> ScalerFixture::SendTasks(const std::string& queue, int count,
                                                   const std::vector<std::string>& extra) {
   std::vector<std::string> argv = {PythonInterpreter(), PythonScriptsDir() + "/celery_send.py",
-                                   "--broker",          redis_->url(),
+                                   "--broker",          redis_ptr_->url(),
                                    "--queue",           queue,
                                    "--count",           std::to_string(count)};
   argv.insert(argv.end(), extra.begin(), extra.end());

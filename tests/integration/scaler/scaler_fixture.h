@@ -18,9 +18,11 @@ class ScalerFixture {
  public:
   explicit ScalerFixture(std::vector<std::string> redis_args = {},
                          std::vector<std::string> scaler_args = {});
+  // A second scaler on an existing Redis (e.g. two replicas behind KEDA's round-robin).
+  ScalerFixture(TestRedisServer* shared_redis, std::vector<std::string> scaler_args);
   ~ScalerFixture();
 
-  TestRedisServer& redis() { return *redis_; }
+  TestRedisServer& redis() { return *redis_ptr_; }
   externalscaler::ExternalScaler::Stub& stub() { return *stub_; }
   std::shared_ptr<grpc::Channel> channel() { return channel_; }
   int metrics_port() const { return metrics_port_; }
@@ -39,7 +41,10 @@ class ScalerFixture {
                         bool* active);
 
  private:
-  std::unique_ptr<TestRedisServer> redis_;
+  void StartScaler(std::vector<std::string> scaler_args);
+
+  std::unique_ptr<TestRedisServer> redis_;  // owned, unless shared
+  TestRedisServer* redis_ptr_;
   std::string dir_;
   int grpc_port_;
   int metrics_port_;

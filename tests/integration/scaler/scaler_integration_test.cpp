@@ -279,3 +279,39 @@ TEST_CASE("SIGTERM stops the scaler cleanly", "[scaler][integration]") {
 
 }  // namespace
 }  // namespace warmpool::testing
+
+namespace warmpool::testing {
+namespace {
+
+TEST_CASE("Two scaler replicas share policy state through Redis and agree",
+          "[scaler][integration][policy]") {
+  using namespace std::chrono_literals;
+  TestRedisServer redis;
+  ScalerFixture a(&redis, {});
+  ScalerFixture b(&redis, {});
+  const std::map<std::string, std::string> md = {{"queues", "gpu"}, {"keepAlive", "600"}};
+  a.SendTasks("gpu", 2);
+  // Only replica A sees the busy period.
+  int64_t value = -1;
+  REQUIRE(WaitFor([&] { return a.GetMetrics("w", md, &value).ok() && value == 2; }, 3s));
+  redis.Cli({"DEL", "gpu"});
+  bool a_active = false;
+  REQUIRE(WaitFor(
+      [&] {
+        return a.GetMetrics("w", md, &value).ok() && value == 1 &&
+               a.IsActive("w", md, &a_active).ok() && a_active;
+      },
+      3s));
+  // B never saw work, yet reads the shared history: keep-alive, like A.
+  bool b_active = false;
+  int64_t b_value = -1;
+  REQUIRE(b.GetMetrics("w", md, &b_value).ok());
+  REQUIRE(b.IsActive("w", md, &b_active).ok());
+  CHECK(b_active);
+  CHECK(b_value == value);
+  CHECK_THAT(b.ScalerLog(), Catch::Contains("reason=keep-alive"));
+  CHECK(redis.Cli({"KEYS", "warmpool:state:*"}).find("warmpool:state:gpu:") != std::string::npos);
+}
+
+}  // namespace
+}  // namespace warmpool::testing
