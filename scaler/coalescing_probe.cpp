@@ -1,12 +1,36 @@
 #include "scaler/coalescing_probe.h"
 
+#include <vector>
+
 namespace warmpool::scaler {
 namespace {
-constexpr auto kSweepEvery = std::chrono::seconds(30);
+
+std::shared_future<BacklogReading> ReadNow(const CoalescingProbe::ReadFn& read,
+                                           const ProbeTarget& target) {
+  std::promise<BacklogReading> promise;
+  try {
+    promise.set_value(read(target));
+  } catch (...) {
+    promise.set_exception(std::current_exception());
+  }
+  return promise.get_future().share();
 }
 
-CoalescingProbe::CoalescingProbe(ReadFn read, std::chrono::milliseconds window, Clock clock)
-    : read_(std::move(read)), window_(window), clock_(std::move(clock)) {}
+}  // namespace
+
+CoalescingProbe::CoalescingProbe(ReadFn read, Options options, Clock clock)
+    : read_(std::move(read)), options_(options), clock_(std::move(clock)) {
+  if (options_.refresh_ahead) refresher_ = std::thread([this] { RefreshLoop(); });
+}
+
+CoalescingProbe::~CoalescingProbe() {
+  {
+    std::lock_guard lock(mu_);
+    stop_ = true;
+  }
+  cv_.notify_all();
+  if (refresher_.joinable()) refresher_.join();
+}
 
 uint64_t CoalescingProbe::reads() const {
   std::lock_guard lock(mu_);
@@ -15,24 +39,29 @@ uint64_t CoalescingProbe::reads() const {
 
 BacklogReading CoalescingProbe::Get(const ProbeTarget& target) {
   const std::string key = target.CacheKey();
+  const auto max_age = options_.refresh_ahead ? 2 * options_.window : options_.window;
   std::promise<BacklogReading> promise;
   std::shared_future<BacklogReading> shared;
   bool owner = false;
   {
     std::lock_guard lock(mu_);
     const auto now = clock_();
-    if (now - last_sweep_ > kSweepEvery) {
-      // Forget targets nobody asked about recently, so the map stays bounded.
-      std::erase_if(entries_,
-                    [&](const auto& kv) { return now - kv.second.started > kSweepEvery; });
+    if (now - last_sweep_ > options_.idle_expiry) {
+      std::erase_if(entries_, [&](const auto& kv) {
+        return !kv.second.refreshing && now - kv.second.last_requested > options_.idle_expiry;
+      });
       last_sweep_ = now;
     }
-    auto it = entries_.find(key);
-    if (it != entries_.end() && now - it->second.started < window_) {
-      shared = it->second.result;  // fresh or still in flight: share it
+    auto [it, inserted] = entries_.try_emplace(key);
+    Entry& e = it->second;
+    e.last_requested = now;
+    if (!inserted && now - e.started < max_age) {
+      shared = e.current;  // fresh, or the first read still in flight: share it
     } else {
       shared = promise.get_future().share();
-      entries_[key] = Entry{shared, now};
+      e.target = target;
+      e.current = shared;
+      e.started = now;
       ++reads_;
       owner = true;
     }
@@ -45,6 +74,41 @@ BacklogReading CoalescingProbe::Get(const ProbeTarget& target) {
     }
   }
   return shared.get();
+}
+
+void CoalescingProbe::RefreshLoop() {
+  const auto tick = std::max(options_.window / 8, std::chrono::milliseconds(5));
+  std::unique_lock lock(mu_);
+  while (!stop_) {
+    cv_.wait_for(lock, tick, [&] { return stop_; });
+    const auto now = clock_();
+    std::vector<std::pair<std::string, ProbeTarget>> due;
+    for (auto& [key, e] : entries_) {
+      bool stale = now - e.started >= options_.window * 3 / 4;
+      bool wanted = now - e.last_requested < options_.idle_expiry;
+      bool ready = e.current.valid() &&
+                   e.current.wait_for(std::chrono::seconds(0)) == std::future_status::ready;
+      if (stale && wanted && ready && !e.refreshing) {
+        e.refreshing = true;
+        due.emplace_back(key, e.target);
+      }
+    }
+    for (auto& [key, target] : due) {
+      if (stop_) break;
+      const auto started = clock_();
+      ++reads_;
+      lock.unlock();
+      auto result = ReadNow(read_, target);
+      lock.lock();
+      auto it = entries_.find(key);
+      if (it == entries_.end()) continue;
+      it->second.refreshing = false;
+      if (started > it->second.started) {  // a caller may have read more recently
+        it->second.current = std::move(result);
+        it->second.started = started;
+      }
+    }
+  }
 }
 
 }  // namespace warmpool::scaler

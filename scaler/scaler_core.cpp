@@ -34,7 +34,7 @@ ScalerCore::ScalerCore(ConnectionRegistry* registry, ScalerMetrics* metrics, Opt
       options_(options),
       clock_(std::move(clock)),
       probe_([this](const ProbeTarget& target) { return ReadAndPublish(target); },
-             options.coalesce_window) {}
+             CoalescingProbe::Options{options.coalesce_window, options.refresh_ahead}) {}
 
 std::string ScalerCore::MetricNameFor(const policy::ScalerMetadata& metadata) {
   std::string name = "warmpool";

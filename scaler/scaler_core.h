@@ -40,8 +40,9 @@ class ScalerCore {
  public:
   struct Options {
     std::chrono::milliseconds coalesce_window{200};  // reuse a Redis reading this long
-    std::string state_prefix = "warmpool:";          // policy state keys live under this
-    std::chrono::seconds state_ttl{7 * 24 * 3600};   // forget a queue set's history after this
+    bool refresh_ahead = true;  // re-read polled targets in the background (no Redis on hot path)
+    std::string state_prefix = "warmpool:";         // policy state keys live under this
+    std::chrono::seconds state_ttl{7 * 24 * 3600};  // forget a queue set's history after this
   };
   using WallClock = std::function<std::chrono::system_clock::time_point()>;
 

@@ -229,7 +229,7 @@ TEST_CASE("Health and reflection answer", "[scaler][integration]") {
 
 TEST_CASE("Metrics, decision logs and reads coalesced across ScaledObjects",
           "[scaler][integration]") {
-  ScalerFixture f({}, {"--coalesce-ms", "300", "--log-format", "json"});
+  ScalerFixture f(std::vector<std::string>{}, {"--coalesce-ms", "300", "--log-format", "json"});
   f.SendTasks("gpu", 3);
   f.redis().Cli({"CONFIG", "RESETSTAT"});
   const auto start = std::chrono::steady_clock::now();
