@@ -70,7 +70,7 @@ GdalDatasetPtr CreateGeoTiff(const std::string& path, int width, int height, GDA
                            compress ? "COMPRESS=DEFLATE" : "COMPRESS=NONE",
                            (predictor && compress) ? "PREDICTOR=2" : "PREDICTOR=1",
                            "BIGTIFF=IF_SAFER",
-                           bands > 1 ? "INTERLEAVE=BAND" : "INTERLEAVE=PIXEL",
+                           "INTERLEAVE=PIXEL",
                            nullptr};
   GdalDatasetPtr ds(
       GDALCreate(driver, path.c_str(), width, height, bands, type, const_cast<char**>(options)));
