@@ -1,0 +1,112 @@
+// Interoperability with Python kombu's ack emulation in both directions, and the health server.
+#include <arpa/inet.h>
+#include <fstream>
+#include <netinet/in.h>
+#include <string>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
+
+#include "tests/integration/worker/worker_fixture.h"
+
+namespace warmpool::testing {
+namespace {
+
+using nlohmann::json;
+
+std::string HttpGet(int port, const std::string& path) {
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(static_cast<uint16_t>(port));
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0) {
+    close(fd);
+    return "";
+  }
+  std::string req = "GET " + path + " HTTP/1.0\r\n\r\n";
+  (void)!write(fd, req.data(), req.size());
+  std::string out;
+  char buf[4096];
+  ssize_t n;
+  while ((n = read(fd, buf, sizeof(buf))) > 0) out.append(buf, static_cast<size_t>(n));
+  close(fd);
+  return out;
+}
+
+TEST_CASE("An unacked entry of our killed worker is restored by a Python kombu sweep",
+          "[worker][integration]") {
+  WorkerFixture fx;
+  auto worker = fx.StartWorker({}, "warmpool@swept");
+  json sent = fx.Client({"send", "warmpool.sleep", "--args", "[0.5]"});
+  std::string ids = fx.dir + "/ids.json";
+  std::ofstream(ids) << sent.dump();
+  REQUIRE(fx.WaitUnacked(1, std::chrono::seconds(10)));
+  worker->Signal(SIGKILL);
+  worker->Wait(std::chrono::seconds(5));
+  REQUIRE(fx.Int({"LLEN", "celery"}) == 0);
+  // Older than the visibility timeout of 1 s (our worker refreshed the score while alive).
+  std::this_thread::sleep_for(std::chrono::milliseconds(2500));
+  json sweep = fx.Client({"--visibility-timeout", "1", "sweep"});
+  CHECK(sweep["visibility_timeout"] == 1);
+  CHECK(fx.Int({"HLEN", "unacked"}) == 0);
+  REQUIRE(fx.Int({"LLEN", "celery"}) == 1);
+  auto other = fx.StartWorker({}, "warmpool@other");
+  json done = fx.Client({"collect", ids});
+  CHECK(done["statuses"] == json{{"SUCCESS", 1}});
+}
+
+TEST_CASE("An unacked entry of a killed Python worker is restored by ours",
+          "[worker][integration]") {
+  WorkerFixture fx;
+  ChildProcess py({PythonInterpreter(), "-m", "celery", "-A", "worker_pytasks", "worker", "-P",
+                   "solo", "-Q", "celery", "--without-gossip", "--without-mingle",
+                   "--without-heartbeat", "-n", "py@test", "--loglevel", "INFO"},
+                  fx.dir + "/pyworker.log",
+                  {{"PYTHONPATH", PythonScriptsDir()},
+                   {"CELERY_BROKER_URL", fx.broker()},
+                   {"CELERY_RESULT_BACKEND", fx.backend()}});
+  REQUIRE(WaitFor([&] { return py.Log().find("ready.") != std::string::npos; },
+                  std::chrono::seconds(30)));
+  json sent = fx.Client({"send", "pytasks.slow", "--args", "[1.5]"});
+  std::string ids = fx.dir + "/ids.json";
+  std::ofstream(ids) << sent.dump();
+  REQUIRE(fx.WaitUnacked(1, std::chrono::seconds(10)));
+  py.Signal(SIGKILL);
+  py.Wait(std::chrono::seconds(5));
+  CHECK(fx.Int({"LLEN", "celery"}) == 0);
+  std::this_thread::sleep_for(std::chrono::milliseconds(1200));
+  auto worker =
+      fx.StartWorker({"--visibility-timeout", "1", "--task-alias", "pytasks.slow=warmpool.sleep"});
+  json done = fx.Client({"collect", ids});
+  CHECK(done["statuses"] == json{{"SUCCESS", 1}});
+  CHECK(fx.Int({"HLEN", "unacked"}) == 0);
+  CHECK_THAT(worker->Log(), Catch::Contains("unacked_restored"));
+}
+
+TEST_CASE("healthz, readyz and metrics are served", "[worker][integration]") {
+  WorkerFixture fx;
+  int port = FreePort();
+  auto worker = fx.StartWorker({"--health-listen", "127.0.0.1:" + std::to_string(port)});
+  REQUIRE(WaitFor([&] { return HttpGet(port, "/readyz").find(" 200 ") != std::string::npos; },
+                  std::chrono::seconds(10)));
+  CHECK_THAT(HttpGet(port, "/healthz"), Catch::StartsWith("HTTP/1.0 200"));
+  json ping = fx.Client({"call", "warmpool.ping"});
+  CHECK(ping["result"] == "pong");
+  std::string metrics = HttpGet(port, "/metrics");
+  CHECK_THAT(metrics, Catch::Contains("warmpool_worker_tasks_total{state=\"SUCCESS\"} 1"));
+  CHECK_THAT(metrics, Catch::Contains("warmpool_worker_task_runtime_seconds_count 1"));
+  CHECK_THAT(HttpGet(port, "/nope"), Catch::StartsWith("HTTP/1.0 404"));
+  fx.redis.Stop();
+  CHECK(WaitFor([&] { return HttpGet(port, "/readyz").find(" 503 ") != std::string::npos; },
+                std::chrono::seconds(10)));
+  fx.redis.Start();
+  CHECK(WaitFor([&] { return HttpGet(port, "/readyz").find(" 200 ") != std::string::npos; },
+                std::chrono::seconds(10)));
+  worker->Signal(SIGTERM);
+  CHECK(worker->Wait(std::chrono::seconds(10)) == 0);
+}
+
+}  // namespace
+}  // namespace warmpool::testing
