@@ -1,0 +1,121 @@
+// warmpool-sim: replays a workload through warmpool's policy and the baselines on a simulated
+// KEDA + HPA + cluster-autoscaler GPU cluster. See docs/SCALING.md.
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
+#include <CLI/CLI.hpp>
+
+#include "sim/recorder.h"
+#include "sim/sim_report.h"
+#include "sim/simulator.h"
+#include "sim/workload.h"
+
+namespace {
+
+using warmpool::Status;
+namespace sim = warmpool::sim;
+
+bool SplitKeyValue(const std::string& kv, std::string* k, std::string* v) {
+  const size_t eq = kv.find('=');
+  if (eq == std::string::npos || eq == 0) return false;
+  *k = kv.substr(0, eq);
+  *v = kv.substr(eq + 1);
+  return true;
+}
+
+int Fail(const std::string& msg) {
+  std::fprintf(stderr, "warmpool-sim: %s\n", msg.c_str());
+  return 2;
+}
+
+Status LoadWorkload(const std::string& spec, uint64_t seed, sim::Workload* w) {
+  if (sim::GenerateWorkload(spec, seed, w)) return Status::Ok();
+  std::ifstream in(spec);
+  if (!in) {
+    return Status::InvalidArgument("--workload \"" + spec +
+                                   "\": neither W1..W5 nor a readable CSV file");
+  }
+  std::stringstream buf;
+  buf << in.rdbuf();
+  return sim::ParseWorkloadCsv(buf.str(), spec, w);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"warmpool-sim: compare GPU warm-pool scaling policies on a simulated cluster"};
+  app.require_subcommand(1);
+
+  std::string workload_spec, format = "table";
+  std::vector<std::string> metas, clusters, only;
+  uint64_t seed = 1;
+  int64_t timeline = 0;
+  CLI::App* run = app.add_subcommand("run", "simulate warmpool and the baselines on a workload");
+  run->add_option("--workload", workload_spec, "W1..W5 or a CSV file")->required();
+  run->add_option("--meta", metas, "warmpool ScaledObject metadata key=value (repeatable)");
+  run->add_option("--cluster", clusters, "cluster setting key=value (repeatable), see docs");
+  run->add_option("--seed", seed, "seed for workload generators and the cluster");
+  run->add_option("--format", format, "json or table")->check(CLI::IsMember({"json", "table"}));
+  run->add_option("--timeline", timeline, "record a timeline sample every N seconds (json)");
+  run->add_option("--policies", only, "only these policies (comma-separated)")->delimiter(',');
+
+  CLI::App* gen = app.add_subcommand("generate", "print a generated workload as CSV");
+  gen->add_option("--workload", workload_spec, "W1..W5")->required();
+  gen->add_option("--seed", seed, "seed");
+
+  sim::RecordOptions rec;
+  CLI::App* record = app.add_subcommand("record", "sample a live Redis queue into a workload CSV");
+  record->add_option("--redis", rec.redis_url, "redis://[user:pass@]host:port[/db]")->required();
+  record->add_option("--queues", rec.queues, "Celery queues")->delimiter(',')->required();
+  record->add_option("--key-prefix", rec.key_prefix, "kombu global_keyprefix");
+  record->add_option("--interval-ms", rec.interval_ms, "sampling period (ms)");
+  record->add_option("--duration-s", rec.duration_s, "how long to record (s)")->required();
+  record->add_option("--out", rec.out_path, "CSV file to write")->required();
+
+  CLI11_PARSE(app, argc, argv);
+
+  if (*gen) {
+    sim::Workload w;
+    if (!sim::GenerateWorkload(workload_spec, seed, &w)) {
+      return Fail("--workload \"" + workload_spec + "\": generators are W1..W5");
+    }
+    std::fputs(sim::FormatWorkloadCsv(w).c_str(), stdout);
+    return 0;
+  }
+  if (*record) {
+    Status s = sim::RecordQueue(rec, std::cerr);
+    return s.ok() ? 0 : Fail(s.ToString());
+  }
+
+  sim::Workload w;
+  if (Status s = LoadWorkload(workload_spec, seed, &w); !s.ok()) return Fail(s.ToString());
+  std::map<std::string, std::string> meta;
+  for (const auto& kv : metas) {
+    std::string k, v;
+    if (!SplitKeyValue(kv, &k, &v)) return Fail("--meta \"" + kv + "\": want key=value");
+    meta[k] = v;
+  }
+  sim::ClusterConfig cluster;
+  for (const auto& kv : clusters) {
+    std::string k, v;
+    if (!SplitKeyValue(kv, &k, &v)) return Fail("--cluster \"" + kv + "\": want key=value");
+    if (Status s = sim::ApplyClusterOption(k, v, &cluster); !s.ok()) return Fail(s.ToString());
+  }
+  std::vector<sim::SimResult> results;
+  for (const auto& p : sim::DefaultPolicies(meta, w, cluster)) {
+    if (!only.empty() && std::find(only.begin(), only.end(), p.name) == only.end()) continue;
+    sim::SimResult r;
+    if (Status s = sim::Simulate(w, p, cluster, seed, timeline, &r); !s.ok()) {
+      return Fail(s.ToString());
+    }
+    results.push_back(std::move(r));
+  }
+  if (format == "json") {
+    std::puts(sim::RunReportJson(w.name, seed, cluster, results, timeline > 0).c_str());
+  } else {
+    std::fputs(sim::RunReportTable(w.name, seed, results).c_str(), stdout);
+  }
+  return 0;
+}

@@ -1,0 +1,39 @@
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common/status.h"
+
+namespace warmpool::sim {
+
+// One task of a workload. Times are seconds from the start of the simulation.
+struct Task {
+  double arrival_s = 0;   // sent to the broker
+  double duration_s = 1;  // run time on a worker, > 0
+  double eta_s = -1;      // countdown/eta: not runnable before this time; < 0 = none
+  std::string queue;      // informational (the simulator models one ScaledObject)
+};
+
+struct Workload {
+  std::string name;
+  std::vector<Task> tasks;  // sorted by arrival
+  int64_t horizon_s = 0;    // simulated time; nodes still alive at the end are billed up to it
+};
+
+// Parses `arrival_s,duration_s[,eta_s][,queue]` with a header line naming the columns (eta_s and
+// queue optional, in that order). Rows are sorted by arrival. The horizon is the last runnable
+// time + the longest duration + 2 h (so tails and node scale-down are in). InvalidArgument names
+// the line and the bad field. Pure.
+Status ParseWorkloadCsv(std::string_view text, const std::string& name, Workload* out);
+
+// The CSV ParseWorkloadCsv reads (header included). Pure.
+std::string FormatWorkloadCsv(const Workload& w);
+
+// The named generators W1..W5 (docs/SCALING.md, "Workloads"), seeded: same seed, same tasks.
+// Returns false for an unknown name.
+bool GenerateWorkload(const std::string& name, uint64_t seed, Workload* out);
+
+}  // namespace warmpool::sim
