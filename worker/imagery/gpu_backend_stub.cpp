@@ -1,5 +1,6 @@
 // Built instead of gpu_backend.cu when CUDA is not available at configure time.
 #include "worker/imagery/gpu_backend.h"
+#include "worker/imagery/gpu_benchmark.h"
 #include "worker/imagery/imagery_error.h"
 
 namespace warmpool::imagery {
@@ -12,6 +13,11 @@ ComputeBackendPtr MakeCudaBackend(int ordinal) {
   throw ImageryError(
       ImageryError::Kind::kDevice,
       "device cuda:" + std::to_string(ordinal) + " requested but this build has no CUDA support");
+}
+
+nlohmann::json BenchmarkCudaKernels(int ordinal, int, int, int) {
+  throw ImageryError(ImageryError::Kind::kDevice,
+                     "cuda:" + std::to_string(ordinal) + " benchmark needs a CUDA build");
 }
 
 }  // namespace warmpool::imagery
