@@ -63,9 +63,6 @@ struct UnackedEntry {
 };
 bool ParseUnackedEntry(std::string_view value, UnackedEntry* out);
 
-// Parses Celery's ISO-8601 times: "2026-11-29T19:57:10.620453+00:00", "...Z", naive = UTC.
-std::optional<std::chrono::system_clock::time_point> ParseIsoTime(std::string_view text);
-
 // Adds one unacked entry to `reading` if its routing key is one of `queues`: scheduled when its
 // eta is after `now`, else in flight. Pure.
 void CountUnackedEntry(const UnackedEntry& entry, std::chrono::system_clock::time_point now,

@@ -5,11 +5,11 @@
 namespace warmpool::scaler {
 namespace {
 
-std::shared_future<BacklogReading> ReadNow(const CoalescingProbe::ReadFn& read,
-                                           const ProbeTarget& target) {
-  std::promise<BacklogReading> promise;
+std::shared_future<CoalescingProbe::ReadingPtr> ReadNow(const CoalescingProbe::ReadFn& read,
+                                                        const ProbeTarget& target) {
+  std::promise<CoalescingProbe::ReadingPtr> promise;
   try {
-    promise.set_value(read(target));
+    promise.set_value(std::make_shared<const BacklogReading>(read(target)));
   } catch (...) {
     promise.set_exception(std::current_exception());
   }
@@ -37,11 +37,11 @@ uint64_t CoalescingProbe::reads() const {
   return reads_;
 }
 
-BacklogReading CoalescingProbe::Get(const ProbeTarget& target) {
-  const std::string key = target.CacheKey();
+CoalescingProbe::ReadingPtr CoalescingProbe::Get(const ProbeTarget& target,
+                                                 const std::string& key) {
   const auto max_age = options_.refresh_ahead ? 2 * options_.window : options_.window;
-  std::promise<BacklogReading> promise;
-  std::shared_future<BacklogReading> shared;
+  std::promise<ReadingPtr> promise;
+  std::shared_future<ReadingPtr> shared;
   bool owner = false;
   {
     std::lock_guard lock(mu_);
@@ -68,7 +68,7 @@ BacklogReading CoalescingProbe::Get(const ProbeTarget& target) {
   }
   if (owner) {
     try {
-      promise.set_value(read_(target));
+      promise.set_value(std::make_shared<const BacklogReading>(read_(target)));
     } catch (...) {
       promise.set_exception(std::current_exception());
     }
@@ -84,7 +84,7 @@ void CoalescingProbe::RefreshLoop() {
     const auto now = clock_();
     std::vector<std::pair<std::string, ProbeTarget>> due;
     for (auto& [key, e] : entries_) {
-      bool stale = now - e.started >= options_.window * 3 / 4;
+      bool stale = now - e.started >= options_.window - tick;  // refreshed about once a window
       bool wanted = now - e.last_requested < options_.idle_expiry;
       bool ready = e.current.valid() &&
                    e.current.wait_for(std::chrono::seconds(0)) == std::future_status::ready;

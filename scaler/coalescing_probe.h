@@ -4,6 +4,7 @@
 #include <condition_variable>
 #include <functional>
 #include <future>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -40,9 +41,12 @@ class CoalescingProbe {
   CoalescingProbe(const CoalescingProbe&) = delete;
   CoalescingProbe& operator=(const CoalescingProbe&) = delete;
 
+  using ReadingPtr = std::shared_ptr<const BacklogReading>;
+
   // Returns a reading no older than the window (2 windows with refresh-ahead), or rethrows the
-  // failure of the read that produced it.
-  BacklogReading Get(const ProbeTarget& target);
+  // failure of the read that produced it. `key` is target.CacheKey() (callers cache it).
+  ReadingPtr Get(const ProbeTarget& target, const std::string& key);
+  ReadingPtr Get(const ProbeTarget& target) { return Get(target, target.CacheKey()); }
 
   // Number of reads actually performed (for tests and metrics).
   uint64_t reads() const;
@@ -50,7 +54,7 @@ class CoalescingProbe {
  private:
   struct Entry {
     ProbeTarget target;
-    std::shared_future<BacklogReading> current;     // latest completed read, or the first in flight
+    std::shared_future<ReadingPtr> current;         // latest completed read, or the first in flight
     std::chrono::steady_clock::time_point started;  // when `current`'s read began
     std::chrono::steady_clock::time_point last_requested;  // last Get for this target
     bool refreshing = false;                               // a background read is running

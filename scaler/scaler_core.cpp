@@ -52,30 +52,44 @@ std::string ScalerCore::MetricNameFor(const policy::ScalerMetadata& metadata) {
   return name;
 }
 
-Status ScalerCore::Metadata(const std::map<std::string, std::string>& raw,
-                            std::shared_ptr<const policy::ParsedMetadata>* out) {
+Status ScalerCore::Plan(const std::map<std::string, std::string>& raw,
+                        std::shared_ptr<const ScalerPlan>* out) {
   const std::string key = MetadataCacheKey(raw);
   {
     std::lock_guard lock(metadata_mu_);
-    auto it = metadata_cache_.find(key);
-    if (it != metadata_cache_.end()) {
+    auto it = plans_.find(key);
+    if (it != plans_.end()) {
       *out = it->second;
       return Status::Ok();
     }
   }
-  auto parsed = std::make_shared<policy::ParsedMetadata>();
-  Status s = policy::ParseScalerMetadata(raw, parsed.get());
-  if (!s.ok()) return s;  // not cached: bad metadata is rare and its message must stay exact
+  // Not cached: bad metadata is rare and its message must name the exact key and value.
+  auto plan = std::make_shared<ScalerPlan>();
+  if (Status s = policy::ParseScalerMetadata(raw, &plan->parsed); !s.ok()) return s;
+  const policy::ScalerMetadata& md = plan->parsed.metadata;
+  ProbeTarget& target = plan->target;
+  if (Status s = registry_->Resolve(md.redis, md.redis_address, &target.pool, &target.connection);
+      !s.ok()) {
+    return s;
+  }
+  target.key_prefix = md.key_prefix;
+  target.queues = md.queues;
+  target.priority_levels = md.priority_levels;
+  target.read_unacked = md.count_in_flight || md.eta_prewarm;
+  target.count_in_flight = md.count_in_flight;
+  plan->target_key = target.CacheKey();
+  plan->metric_name = MetricNameFor(md);
+
   std::lock_guard lock(metadata_mu_);
-  for (const auto& unknown : parsed->unknown_keys) {
+  for (const auto& unknown : plan->parsed.unknown_keys) {
     if (warned_keys_.insert(unknown).second) {
       LogEvent(spdlog::level::warn, "unknown_metadata_key",
                {{"key", unknown}, {"hint", "ignored; see README for the keys warmpool reads"}});
     }
   }
-  if (metadata_cache_.size() >= kMaxCachedMetadata) metadata_cache_.clear();
-  metadata_cache_[key] = parsed;
-  *out = std::move(parsed);
+  if (plans_.size() >= kMaxCachedMetadata) plans_.clear();
+  plans_[key] = plan;
+  *out = std::move(plan);
   return Status::Ok();
 }
 
@@ -103,32 +117,20 @@ BacklogReading ScalerCore::ReadAndPublish(const ProbeTarget& target) {
 
 Status ScalerCore::Evaluate(const ScaledObjectKey& key,
                             const std::map<std::string, std::string>& raw, Evaluation* out) {
-  std::shared_ptr<const policy::ParsedMetadata> parsed;
-  if (Status s = Metadata(raw, &parsed); !s.ok()) return s;
-  const policy::ScalerMetadata& md = parsed->metadata;
-
-  ProbeTarget target;
-  if (Status s = registry_->Resolve(md.redis, md.redis_address, &target.pool, &target.connection);
-      !s.ok()) {
-    return s;
-  }
-  target.key_prefix = md.key_prefix;
-  target.queues = md.queues;
-  target.priority_levels = md.priority_levels;
-  target.read_unacked = md.count_in_flight || md.eta_prewarm;
-  target.count_in_flight = md.count_in_flight;
-
+  std::shared_ptr<const ScalerPlan> plan;
+  if (Status s = Plan(raw, &plan); !s.ok()) return s;
+  const policy::ScalerMetadata& md = plan->parsed.metadata;
   Evaluation eval;
   try {
-    eval.reading = probe_.Get(target);
+    eval.reading = probe_.Get(plan->target, plan->target_key);
   } catch (const RedisError& e) {
-    metrics_->redis_errors.Add({{"connection", target.connection}}).Increment();
+    metrics_->redis_errors.Add({{"connection", plan->target.connection}}).Increment();
     return Status::Unavailable("cannot read the backlog from redis connection '" +
-                               target.connection + "': " + e.what());
+                               plan->target.connection + "': " + e.what());
   }
-  eval.decision = policy::Decide(md, ToObservation(eval.reading, md.count_in_flight),
-                                 eval.reading.state, clock_());
-  eval.metric_name = MetricNameFor(md);
+  eval.decision = policy::Decide(md, ToObservation(*eval.reading, md.count_in_flight),
+                                 eval.reading->state, clock_());
+  eval.metric_name = plan->metric_name;
   Record(key, eval);
   *out = std::move(eval);
   return Status::Ok();
@@ -156,9 +158,9 @@ void ScalerCore::Record(const ScaledObjectKey& key, const Evaluation& eval) {
       .Increment();
   LogEvent(spdlog::level::info, "decision",
            {{"scaledObject", key.ToString()},
-            {"pending", eval.reading.pending()},
-            {"inFlight", eval.reading.in_flight()},
-            {"scheduled", eval.reading.scheduled()},
+            {"pending", eval.reading->pending()},
+            {"inFlight", eval.reading->in_flight()},
+            {"scheduled", eval.reading->scheduled()},
             {"desired", eval.decision.desired_replicas},
             {"active", eval.decision.active},
             {"reason", eval.decision.reason}});

@@ -26,10 +26,19 @@ struct ScaledObjectKey {
   std::string ToString() const { return ns.empty() ? name : ns + "/" + name; }
 };
 
+// Everything derived from one ScaledObject metadata map, computed once and cached: the parsed
+// metadata, where and what to read, and the metric name.
+struct ScalerPlan {
+  policy::ParsedMetadata parsed;
+  ProbeTarget target;
+  std::string target_key;  // target.CacheKey()
+  std::string metric_name;
+};
+
 // The result of one evaluation: what the policy decided from what the probe read.
 struct Evaluation {
   policy::Decision decision;
-  BacklogReading reading;
+  std::shared_ptr<const BacklogReading> reading;
   std::string metric_name;
 };
 
@@ -50,9 +59,10 @@ class ScalerCore {
       ConnectionRegistry* registry, ScalerMetrics* metrics, Options options,
       WallClock clock = [] { return std::chrono::system_clock::now(); });
 
-  // Parses (or fetches from cache) the metadata. InvalidArgument names the key and value.
-  Status Metadata(const std::map<std::string, std::string>& raw,
-                  std::shared_ptr<const policy::ParsedMetadata>* out);
+  // Parses (or fetches from cache) the metadata and resolves its Redis connection.
+  // InvalidArgument names the key and value.
+  Status Plan(const std::map<std::string, std::string>& raw,
+              std::shared_ptr<const ScalerPlan>* out);
 
   // Reads the backlog and decides. InvalidArgument for bad metadata, Unavailable when Redis
   // cannot be read (never a made-up 0).
@@ -84,8 +94,8 @@ class ScalerCore {
   CoalescingProbe probe_;
 
   std::mutex metadata_mu_;
-  std::unordered_map<std::string, std::shared_ptr<const policy::ParsedMetadata>>
-      metadata_cache_;                 // guarded by metadata_mu_
+  std::unordered_map<std::string, std::shared_ptr<const ScalerPlan>>
+      plans_;                          // guarded by metadata_mu_
   std::set<std::string> warned_keys_;  // guarded by metadata_mu_
 
   std::mutex objects_mu_;

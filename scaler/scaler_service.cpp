@@ -148,11 +148,11 @@ grpc::ServerUnaryReactor* ScalerService::GetMetricSpec(
     externalscaler::GetMetricSpecResponse* response) {
   RpcTimer timer(get_metric_spec_seconds_, metrics_, "GetMetricSpec");
   // Cheap and deterministic (KEDA calls it on every poll and HPA query): metadata only, no Redis.
-  std::shared_ptr<const policy::ParsedMetadata> parsed;
-  Status s = core_->Metadata(MetadataOf(*request), &parsed);
+  std::shared_ptr<const ScalerPlan> plan;
+  Status s = core_->Plan(MetadataOf(*request), &plan);
   if (s.ok()) {
     auto* spec = response->add_metricspecs();
-    spec->set_metricname(ScalerCore::MetricNameFor(parsed->metadata));
+    spec->set_metricname(plan->metric_name);
     spec->set_targetsize(1);
     spec->set_targetsizefloat(1.0);
   }
