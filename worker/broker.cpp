@@ -61,12 +61,42 @@ return out
 )lua";
 
 // KEYS: unacked, unacked_index, inflight[, push_key]   ARGV: tag[, push_value]
+// ARGV[3] = '1' pushes even when the tag was already acked.
 constexpr const char* kAckLua = R"lua(
 redis.call('ZREM', KEYS[2], ARGV[1])
-redis.call('HDEL', KEYS[1], ARGV[1])
+local had = redis.call('HDEL', KEYS[1], ARGV[1])
 redis.call('SREM', KEYS[3], ARGV[1])
-if KEYS[4] then redis.call('LPUSH', KEYS[4], ARGV[2]) end
-return 1
+if KEYS[4] and (had == 1 or ARGV[3] == '1') then redis.call('LPUSH', KEYS[4], ARGV[2]) end
+return had
+)lua";
+
+// Result + ack in one script, for a result backend on the broker's server.
+// KEYS: unacked, unacked_index, inflight, result key[, push_key]
+// ARGV: tag, result json ('' = none), expires, backend db, broker db, push value, force push
+constexpr const char* kFinishLua = R"lua(
+if ARGV[2] ~= '' then
+  redis.call('SELECT', ARGV[4])
+  local cur = redis.call('GET', KEYS[4])
+  local done = false
+  if cur then
+    local ok, meta = pcall(cjson.decode, cur)
+    done = ok and type(meta) == 'table' and meta.status == 'SUCCESS'
+  end
+  if not done then
+    if tonumber(ARGV[3]) > 0 then
+      redis.call('SETEX', KEYS[4], ARGV[3], ARGV[2])
+    else
+      redis.call('SET', KEYS[4], ARGV[2])
+    end
+    redis.call('PUBLISH', KEYS[4], ARGV[2])
+  end
+  redis.call('SELECT', ARGV[5])
+end
+redis.call('ZREM', KEYS[2], ARGV[1])
+local had = redis.call('HDEL', KEYS[1], ARGV[1])
+redis.call('SREM', KEYS[3], ARGV[1])
+if KEYS[5] and (had == 1 or ARGV[7] == '1') then redis.call('LPUSH', KEYS[5], ARGV[6]) end
+return had
 )lua";
 
 // KEYS: unacked, unacked_index, inflight, target list   ARGV: tag, expected value, new envelope
@@ -120,6 +150,7 @@ Broker::Broker(RedisEndpoint endpoint, std::string key_prefix, std::string hostn
       deadletter_key_(kombu::PrefixedKey(prefix_, deadletter_key)),
       fetch_script_(kFetchLua),
       ack_script_(kAckLua),
+      finish_script_(kFinishLua),
       restore_script_(kRestoreLua),
       unlock_script_(kUnlockLua) {}
 
@@ -159,8 +190,46 @@ void Broker::Ack(const std::string& tag, const std::string& push_key,
     keys.push_back(push_key);
     args.push_back(push_value);
   }
+  if (!push_key.empty()) args.push_back("0");
   auto conn = pool_.Acquire();
   ack_script_.Run(*conn, keys, args);
+}
+
+void Broker::AckMany(const std::vector<AckOp>& ops) {
+  if (ops.empty()) return;
+  std::vector<LuaScript::Call> calls;
+  calls.reserve(ops.size());
+  for (const auto& op : ops) {
+    LuaScript::Call c{{unacked_, unacked_index_, inflight_key_}, {op.tag}};
+    if (!op.push_key.empty()) {
+      c.keys.push_back(op.push_key);
+      c.args.push_back(op.push_value);
+      c.args.push_back(op.force_push ? "1" : "0");
+    }
+    calls.push_back(std::move(c));
+  }
+  auto conn = pool_.Acquire();
+  ack_script_.RunMany(*conn, calls);
+}
+
+void Broker::FinishMany(const std::vector<AckOp>& ops, const std::vector<std::string>& result_keys,
+                        const std::vector<std::string>& results, int backend_db, long expires) {
+  if (ops.empty()) return;
+  std::vector<LuaScript::Call> calls;
+  calls.reserve(ops.size());
+  const std::string backend = std::to_string(backend_db);
+  const std::string broker = std::to_string(pool_.endpoint().db);
+  const std::string exp = std::to_string(expires);
+  for (size_t i = 0; i < ops.size(); ++i) {
+    const AckOp& op = ops[i];
+    LuaScript::Call c{
+        {unacked_, unacked_index_, inflight_key_, result_keys[i]},
+        {op.tag, results[i], exp, backend, broker, op.push_value, op.force_push ? "1" : "0"}};
+    if (!op.push_key.empty()) c.keys.push_back(op.push_key);
+    calls.push_back(std::move(c));
+  }
+  auto conn = pool_.Acquire();
+  finish_script_.RunMany(*conn, calls);
 }
 
 std::string Broker::ListKey(const std::string& queue, int priority) const {

@@ -56,6 +56,22 @@ class Broker {
   void Ack(const std::string& tag, const std::string& push_key = {},
            const std::string& push_value = {});
 
+  // Many acks in one round trip. A push is done only when the tag was still unacked (or when
+  // `force_push`), so repeating an ack after a lost reply never pushes twice.
+  struct AckOp {
+    std::string tag;
+    std::string push_key;  // full key or empty
+    std::string push_value;
+    bool force_push = false;  // push even if the tag was already acked (early-ack retries)
+  };
+  void AckMany(const std::vector<AckOp>& ops);
+
+  // When the result backend is this same Redis server (maybe another DB): stores each result
+  // (GET; unless SUCCESS is stored, SETEX + PUBLISH, in `backend_db`) and acks in ONE script per
+  // task, all in one round trip. `results[i]` is the result JSON for ops[i], or empty for none.
+  void FinishMany(const std::vector<AckOp>& ops, const std::vector<std::string>& result_keys,
+                  const std::vector<std::string>& results, int backend_db, long expires);
+
   enum class RestoreResult { kRestored, kGone };
   // Re-queues the unacked message `tag` as kombu's restore_by_tag: RPUSH (next to be consumed)
   // to its queue's priority list with redelivered=true, and removes it from unacked,
@@ -107,6 +123,7 @@ class Broker {
   const std::string deadletter_key_;
   LuaScript fetch_script_;
   LuaScript ack_script_;
+  LuaScript finish_script_;
   LuaScript restore_script_;
   LuaScript unlock_script_;
 };

@@ -40,4 +40,33 @@ RedisReplyPtr LuaScript::Run(RedisConnection& conn, const std::vector<std::strin
   return reply;
 }
 
+std::vector<RedisReplyPtr> LuaScript::RunMany(RedisConnection& conn,
+                                              const std::vector<Call>& calls) {
+  std::string sha;
+  {
+    std::lock_guard lock(mu_);
+    sha = sha_;
+  }
+  if (sha.empty()) sha = Load(conn);
+  std::vector<RedisArgs> cmds;
+  cmds.reserve(calls.size());
+  for (const auto& c : calls) {
+    RedisArgs cmd = {"EVALSHA", sha, std::to_string(c.keys.size())};
+    cmd.insert(cmd.end(), c.keys.begin(), c.keys.end());
+    cmd.insert(cmd.end(), c.args.begin(), c.args.end());
+    cmds.push_back(std::move(cmd));
+  }
+  auto replies = conn.Pipeline(cmds);
+  for (size_t i = 0; i < replies.size(); ++i) {
+    if (!ReplyIsError(replies[i].get())) continue;
+    std::string err(replies[i]->str, replies[i]->len);
+    if (err.rfind("NOSCRIPT", 0) == 0) {
+      replies[i] = Run(conn, calls[i].keys, calls[i].args);  // reloads the script
+      continue;
+    }
+    throw RedisReplyError("redis " + conn.endpoint().Redacted() + ": EVALSHA: " + err);
+  }
+  return replies;
+}
+
 }  // namespace warmpool::worker

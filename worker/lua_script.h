@@ -20,6 +20,14 @@ class LuaScript {
   RedisReplyPtr Run(RedisConnection& conn, const std::vector<std::string>& keys,
                     const std::vector<std::string>& args);
 
+  // Runs the script once per call in one pipeline (one round trip) and returns the replies in
+  // order. Throws like Run() on the first error reply.
+  struct Call {
+    std::vector<std::string> keys;
+    std::vector<std::string> args;
+  };
+  std::vector<RedisReplyPtr> RunMany(RedisConnection& conn, const std::vector<Call>& calls);
+
  private:
   std::string Load(RedisConnection& conn);
 

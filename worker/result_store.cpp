@@ -40,6 +40,18 @@ bool ResultStore::Store(const celery::ResultMeta& meta) {
   return ReplyInteger(reply.get()) == 1;
 }
 
+void ResultStore::StoreMany(const std::vector<const celery::ResultMeta*>& metas) {
+  if (metas.empty()) return;
+  std::vector<LuaScript::Call> calls;
+  calls.reserve(metas.size());
+  std::string expires = std::to_string(expires_.count());
+  for (const auto* m : metas) {
+    calls.push_back({{celery::ResultKey(m->task_id)}, {celery::EncodeResultMeta(*m), expires}});
+  }
+  auto conn = pool_.Acquire();
+  store_script_.RunMany(*conn, calls);
+}
+
 std::optional<std::string> ResultStore::Status(const std::string& task_id) {
   auto conn = pool_.Acquire();
   auto reply = conn->Command({"GET", celery::ResultKey(task_id)});

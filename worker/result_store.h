@@ -3,6 +3,7 @@
 #include <chrono>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "common/celery_result.h"
 #include "common/redis_pool.h"
@@ -21,6 +22,8 @@ class ResultStore {
 
   // Returns false when nothing was written because SUCCESS was already stored.
   bool Store(const celery::ResultMeta& meta);
+  // Many results in one round trip (same rule per result).
+  void StoreMany(const std::vector<const celery::ResultMeta*>& metas);
 
   // The stored status ("SUCCESS", ...) or nullopt when there is no result.
   std::optional<std::string> Status(const std::string& task_id);

@@ -41,6 +41,11 @@ struct Outcome {
   double runtime = 0;
 };
 
+struct Finishing {
+  std::shared_ptr<Job> job;
+  Outcome outcome;
+};
+
 namespace {
 
 using Clock = std::chrono::steady_clock;
@@ -72,6 +77,10 @@ Worker::Worker(WorkerOptions options, const TaskRegistry& registry)
                                               options_.hostname, options_.heartbeat,
                                               options_.task_events);
   queue_order_ = options_.queues;
+  same_server_ = options_.broker.host == options_.result_backend.host &&
+                 options_.broker.port == options_.result_backend.port &&
+                 options_.broker.username == options_.result_backend.username &&
+                 options_.broker.password == options_.result_backend.password;
   last_tick_.store(Clock::now().time_since_epoch().count());
   if (options_.health_listen != "off" && !options_.health_listen.empty()) {
     health_ = std::make_unique<HealthServer>(
@@ -95,6 +104,12 @@ Worker::~Worker() {
   for (auto& t : threads) {
     if (t.joinable()) t.join();
   }
+  {
+    std::lock_guard lock(mu_);
+    stop_finisher_ = true;
+  }
+  finish_cv_.notify_all();
+  if (finisher_.joinable()) finisher_.join();
 }
 
 int Worker::health_port() const { return health_ ? health_->port() : 0; }
@@ -166,6 +181,7 @@ int Worker::Run() {
     for (int i = 0; i < options_.concurrency; ++i) {
       threads_.emplace_back([this, i] { ExecutorLoop(i); });
     }
+    finisher_ = std::thread([this] { FinisherLoop(); });
   }
   if (!ConnectAndRecover()) {
     Shutdown();
@@ -535,108 +551,179 @@ void Worker::RunJob(const std::shared_ptr<Job>& job) {
 }
 
 void Worker::Finish(const std::shared_ptr<Job>& job, const Outcome& out) {
-  const celery::TaskMessage& msg = job->msg;
-  const double now = Now();
-  bool stored = msg.ignore_result || out.kind == Outcome::Kind::kSkip;
-  bool acked = false;
-  std::string state;
-  std::string detail;
-  celery::ResultMeta meta;
-  std::string retry_envelope;
-  switch (out.kind) {
-    case Outcome::Kind::kSuccess:
-      state = "SUCCESS";
-      meta = celery::SuccessMeta(msg.id, out.value, now);
-      detail = Truncate(out.value.dump(), 200);
-      break;
-    case Outcome::Kind::kFailure:
-      state = "FAILURE";
-      meta = celery::FailureMeta(msg.id, out.exc, out.traceback, now);
-      detail = out.exc.Repr();
-      break;
-    case Outcome::Kind::kRevoked:
-      state = "REVOKED";
-      meta = celery::RevokedMeta(msg.id, out.exc, now);
-      detail = "expired";
-      break;
-    case Outcome::Kind::kRetry: {
-      state = "RETRY";
-      meta = celery::RetryMeta(msg.id, out.exc, out.traceback);
-      celery::TaskMessage next = msg;
-      next.retries = msg.retries + 1;
-      next.eta = now + out.countdown;
-      next.origin = options_.hostname;
-      if (next.exchange.empty() && next.routing_key.empty()) next.routing_key = job->fetched.queue;
-      retry_envelope = celery::EncodeTaskMessageV2(next, NewUuid4());
-      detail = "retry in " + std::to_string(out.countdown) + "s: " + out.exc.Repr();
-      break;
-    }
-    case Outcome::Kind::kSkip:
-      state = "SUCCESS";
-      detail = "duplicate delivery skipped: SUCCESS already stored";
-      break;
+  {
+    std::lock_guard lock(mu_);
+    finish_queue_.push_back({job, out});
   }
-  if (!msg.parent_id.empty()) meta.parent_id = msg.parent_id;
-  if (!msg.group.empty()) meta.group_id = msg.group;
+  finish_cv_.notify_one();
+}
 
+void Worker::FinisherLoop() {
+  while (true) {
+    std::vector<Finishing> batch;
+    {
+      std::unique_lock lock(mu_);
+      finish_cv_.wait(lock, [this] { return stop_finisher_ || !finish_queue_.empty(); });
+      if (finish_queue_.empty()) return;  // stop_finisher_
+      size_t n = std::min<size_t>(finish_queue_.size(), 256);
+      batch.assign(std::make_move_iterator(finish_queue_.begin()),
+                   std::make_move_iterator(finish_queue_.begin() + static_cast<long>(n)));
+      finish_queue_.erase(finish_queue_.begin(), finish_queue_.begin() + static_cast<long>(n));
+    }
+    WriteBatch(batch);
+  }
+}
+
+void Worker::WriteBatch(std::vector<Finishing>& batch) {
+  const double now = Now();
+  struct Prepared {
+    std::string state;
+    std::string detail;
+    celery::ResultMeta meta;
+    bool store = false;
+    Broker::AckOp ack;
+  };
+  std::vector<Prepared> prepared(batch.size());
+  for (size_t i = 0; i < batch.size(); ++i) {
+    const Job& job = *batch[i].job;
+    const Outcome& out = batch[i].outcome;
+    const celery::TaskMessage& msg = job.msg;
+    Prepared& p = prepared[i];
+    p.store = !msg.ignore_result && out.kind != Outcome::Kind::kSkip;
+    p.ack.tag = job.fetched.tag;
+    switch (out.kind) {
+      case Outcome::Kind::kSuccess:
+        p.state = "SUCCESS";
+        p.meta = celery::SuccessMeta(msg.id, out.value, now);
+        p.detail = Truncate(out.value.dump(), 200);
+        break;
+      case Outcome::Kind::kFailure:
+        p.state = "FAILURE";
+        p.meta = celery::FailureMeta(msg.id, out.exc, out.traceback, now);
+        p.detail = out.exc.Repr();
+        break;
+      case Outcome::Kind::kRevoked:
+        p.state = "REVOKED";
+        p.meta = celery::RevokedMeta(msg.id, out.exc, now);
+        p.detail = "expired";
+        break;
+      case Outcome::Kind::kRetry: {
+        p.state = "RETRY";
+        p.meta = celery::RetryMeta(msg.id, out.exc, out.traceback);
+        celery::TaskMessage next = msg;
+        next.retries = msg.retries + 1;
+        next.eta = now + out.countdown;
+        next.origin = options_.hostname;
+        next.parent_id = msg.id;
+        if (next.exchange.empty() && next.routing_key.empty()) {
+          next.routing_key = job.fetched.queue;
+        }
+        // Republished with the same id in the same script that acks the original.
+        p.ack.push_key = broker_->ListKey(job.fetched.queue, msg.priority);
+        p.ack.push_value = celery::EncodeTaskMessageV2(next, NewUuid4());
+        p.ack.force_push = !options_.acks_late;  // already acked at start
+        p.detail = "retry in " + std::to_string(out.countdown) + "s: " + out.exc.Repr();
+        break;
+      }
+      case Outcome::Kind::kSkip:
+        p.state = "SUCCESS";
+        p.detail = "duplicate delivery skipped: SUCCESS already stored";
+        break;
+    }
+    if (!msg.parent_id.empty()) p.meta.parent_id = msg.parent_id;
+    if (!msg.group.empty()) p.meta.group_id = msg.group;
+  }
+
+  // Results first, then acks: a crash in between redelivers a task whose SUCCESS is stored,
+  // which RunJob then skips.
+  bool stored = false, acked = false;
   auto backoff = std::chrono::milliseconds(50);
   while (!(stored && acked)) {
     try {
+      if (same_server_) {
+        // One script per task (result, then ack), all in one round trip.
+        std::vector<Broker::AckOp> ops;
+        std::vector<std::string> keys, results;
+        for (const auto& p : prepared) {
+          ops.push_back(p.ack);
+          keys.push_back(celery::ResultKey(p.meta.task_id.empty() ? "-" : p.meta.task_id));
+          results.push_back(p.store ? celery::EncodeResultMeta(p.meta) : std::string());
+        }
+        broker_->FinishMany(ops, keys, results, options_.result_backend.db,
+                            static_cast<long>(options_.result_expires.count()));
+        stored = acked = true;
+      }
       if (!stored) {
-        results_->Store(meta);
+        std::vector<const celery::ResultMeta*> metas;
+        for (const auto& p : prepared) {
+          if (p.store) metas.push_back(&p.meta);
+        }
+        results_->StoreMany(metas);
         stored = true;
       }
       if (!acked) {
-        if (out.kind == Outcome::Kind::kRetry) {
-          broker_->Ack(job->fetched.tag, broker_->ListKey(job->fetched.queue, msg.priority),
-                       retry_envelope);
-        } else {
-          broker_->Ack(job->fetched.tag);
-        }
+        std::vector<Broker::AckOp> ops;
+        for (const auto& p : prepared) ops.push_back(p.ack);
+        broker_->AckMany(ops);
         acked = true;
       }
     } catch (const RedisError& e) {
       metrics_->CountRedisError();
       if (hard_exit_.load()) {
-        LogEvent(spdlog::level::warn, "task_left_unacked",
-                 {{"id", msg.id}, {"error", e.what()}, {"note", "restored on restart or sweep"}});
-        Forget(job);
+        for (auto& f : batch) {
+          LogEvent(spdlog::level::warn, "task_left_unacked",
+                   {{"id", f.job->msg.id},
+                    {"error", e.what()},
+                    {"note", "restored on restart or by a visibility sweep"}});
+          Forget(f.job);
+        }
         return;
       }
       LogEvent(spdlog::level::warn, "redis_unavailable",
-               {{"error", e.what()}, {"retry_in_ms", backoff.count()}, {"task", msg.id}});
+               {{"error", e.what()}, {"retry_in_ms", backoff.count()}, {"tasks", batch.size()}});
       std::this_thread::sleep_for(backoff);
       backoff = std::min(backoff * 2, std::chrono::milliseconds(2000));
     }
   }
-  processed_.fetch_add(1);
-  LogTask(*job, state, out.runtime, detail);
-  switch (out.kind) {
-    case Outcome::Kind::kSuccess:
-      events_->SendTask("task-succeeded",
-                        {{"uuid", msg.id},
-                         {"result", Truncate(celery::PythonRepr(out.value), 1024)},
-                         {"runtime", out.runtime}});
-      break;
-    case Outcome::Kind::kFailure:
-      events_->SendTask("task-failed", {{"uuid", msg.id},
-                                        {"exception", out.exc.Repr()},
-                                        {"traceback", out.traceback.value_or("")}});
-      break;
-    case Outcome::Kind::kRetry:
-      events_->SendTask("task-retried", {{"uuid", msg.id},
-                                         {"exception", out.exc.Repr()},
-                                         {"traceback", out.traceback.value_or("")}});
-      break;
-    case Outcome::Kind::kRevoked:
-      events_->SendTask(
-          "task-revoked",
-          {{"uuid", msg.id}, {"terminated", false}, {"signum", nullptr}, {"expired", true}});
-      break;
-    case Outcome::Kind::kSkip:
-      break;
+
+  std::vector<std::pair<std::string, nlohmann::json>> events;
+  for (size_t i = 0; i < batch.size(); ++i) {
+    const Job& job = *batch[i].job;
+    const Outcome& out = batch[i].outcome;
+    const std::string& id = job.msg.id;
+    processed_.fetch_add(1);
+    LogTask(job, prepared[i].state, out.runtime, prepared[i].detail);
+    if (!events_->task_events()) continue;
+    switch (out.kind) {
+      case Outcome::Kind::kSuccess:
+        events.push_back({"task-succeeded",
+                          {{"uuid", id},
+                           {"result", Truncate(celery::PythonRepr(out.value), 1024)},
+                           {"runtime", out.runtime}}});
+        break;
+      case Outcome::Kind::kFailure:
+        events.push_back({"task-failed",
+                          {{"uuid", id},
+                           {"exception", out.exc.Repr()},
+                           {"traceback", out.traceback.value_or("")}}});
+        break;
+      case Outcome::Kind::kRetry:
+        events.push_back({"task-retried",
+                          {{"uuid", id},
+                           {"exception", out.exc.Repr()},
+                           {"traceback", out.traceback.value_or("")}}});
+        break;
+      case Outcome::Kind::kRevoked:
+        events.push_back(
+            {"task-revoked",
+             {{"uuid", id}, {"terminated", false}, {"signum", nullptr}, {"expired", true}}});
+        break;
+      case Outcome::Kind::kSkip:
+        break;
+    }
   }
-  Forget(job);
+  for (auto& [type, fields] : events) events_->SendTask(type, std::move(fields));
+  for (auto& f : batch) Forget(f.job);
 }
 
 void Worker::Forget(const std::shared_ptr<Job>& job) {
@@ -739,6 +826,12 @@ void Worker::Shutdown() {
   for (auto& t : threads) {
     if (t.joinable()) t.join();
   }
+  {
+    std::lock_guard lock(mu_);
+    stop_finisher_ = true;
+  }
+  finish_cv_.notify_all();
+  if (finisher_.joinable()) finisher_.join();
   events_->SendWorker("worker-offline", options_.heartbeat_interval.count(), 0, processed_.load());
   LogEvent(spdlog::level::info, "worker_stopped", {{"processed", processed_.load()}});
 }

@@ -24,6 +24,7 @@ namespace warmpool::worker {
 class HealthServer;
 struct Job;
 struct Outcome;
+struct Finishing;
 
 // The worker: a consumer loop (main thread of Run) that takes messages with their bookkeeping
 // in one Lua script, holds ETA tasks, enforces hard time limits, sends heartbeats, refreshes its
@@ -74,6 +75,10 @@ class Worker {
   // Writes the outcome (result + ack, or republish) retrying Redis errors until done or until a
   // hard exit is ordered. Then forgets the job.
   void Finish(const std::shared_ptr<Job>& job, const Outcome& outcome);
+  // Finisher thread: writes finished jobs' results and acks in batches (one round trip each
+  // for many tasks), so a short task costs a fraction of a round trip.
+  void FinisherLoop();
+  void WriteBatch(std::vector<Finishing>& batch);
   void Forget(const std::shared_ptr<Job>& job);
   void Requeue(const std::shared_ptr<Job>& job, const char* reason);
   void LogTask(const Job& job, const std::string& state, double runtime, const std::string& detail);
@@ -83,6 +88,7 @@ class Worker {
   // Constant after construction.
   const WorkerOptions options_;
   const TaskRegistry& registry_;
+  bool same_server_ = false;  // result backend on the broker's server: one script per finish
   std::unique_ptr<WorkerMetrics> metrics_;
   std::unique_ptr<Broker> broker_;
   std::unique_ptr<ResultStore> results_;
@@ -108,9 +114,13 @@ class Worker {
   std::deque<std::shared_ptr<Job>> ready_jobs_;  // guarded by mu_
   std::unordered_map<std::string, std::shared_ptr<Job>> held_;  // guarded by mu_; tag -> job
   std::map<int, std::shared_ptr<Job>> running_;                 // guarded by mu_; slot -> job
-  int reserved_ = 0;                  // guarded by mu_; ready + running + finishing
-  bool stop_executors_ = false;       // guarded by mu_
-  std::vector<std::thread> threads_;  // guarded by mu_; index = slot
+  int reserved_ = 0;                     // guarded by mu_; ready + running + finishing
+  bool stop_executors_ = false;          // guarded by mu_
+  std::vector<std::thread> threads_;     // guarded by mu_; index = slot
+  std::condition_variable finish_cv_;    // finisher: finish_queue_ or stop
+  std::vector<Finishing> finish_queue_;  // guarded by mu_
+  bool stop_finisher_ = false;           // guarded by mu_
+  std::thread finisher_;
 };
 
 }  // namespace warmpool::worker
