@@ -11,7 +11,7 @@ PACKAGES=(
   libopencv-dev libgdal-dev gdal-bin
   redis-server redis-tools
   python3-celery python3-redis python3-grpcio python3-protobuf python3-numpy
-  python3-matplotlib
+  python3-matplotlib python3-yaml
   curl ca-certificates
 )
 
