@@ -50,7 +50,8 @@ GapSummary SummariseGaps(const IdleGapHistogram& h) {
   const int tail_bin = QuantileBin(h, 0.99);
   out.head = Seconds(head_bin * IdleGapHistogram::kBinSeconds);
   out.tail_out_of_range = tail_bin == IdleGapHistogram::kRangeBins;
-  out.tail = Seconds((tail_bin + 1) * IdleGapHistogram::kBinSeconds);
+  // Rounded up to the bin's upper edge, plus Shahrad et al.'s 10 % margin.
+  out.tail = Seconds((tail_bin + 1) * IdleGapHistogram::kBinSeconds * 11 / 10);
   return out;
 }
 

@@ -10,6 +10,7 @@ namespace {
 using Clock = std::chrono::system_clock;
 constexpr double kDurationWeight = 0.2;  // EWMA weight of a new duration measurement
 constexpr double kBurstWeight = 0.3;     // EWMA weight of a new busy period's peak
+constexpr double kColdWeight = 0.3;      // EWMA weight of a new cold-start measurement
 
 // Nanoseconds, so a decoded time compares equal to the `now` it came from (Observe idempotence).
 int64_t ToNanos(Clock::time_point t) {
@@ -23,8 +24,8 @@ Clock::time_point FromNanos(int64_t ns) {
 
 }  // namespace
 
-PolicyState Observe(const PolicyState& state, const ScalerMetadata& /*spec*/,
-                    const Observation& obs, Clock::time_point now) {
+PolicyState Observe(const PolicyState& state, const ScalerMetadata& spec, const Observation& obs,
+                    Clock::time_point now) {
   if (state.last_observed && now <= *state.last_observed) return state;
   PolicyState s = state;
   s.last_observed = now;
@@ -48,6 +49,20 @@ PolicyState Observe(const PolicyState& state, const ScalerMetadata& /*spec*/,
         s.burst_work == 0 ? peak : (1 - kBurstWeight) * s.burst_work + kBurstWeight * peak;
     s.period_peak = 0;
   }
+  if (work > 0 && obs.in_flight == 0) {
+    if (!s.waiting_since) s.waiting_since = now;
+  } else if (s.waiting_since) {
+    if (obs.in_flight > 0) {
+      const double waited = std::chrono::duration<double>(now - *s.waiting_since).count();
+      if (waited > static_cast<double>(spec.cold_start_seconds) / 2) {
+        s.cold_start_seconds =
+            s.cold_start_seconds == 0
+                ? waited
+                : (1 - kColdWeight) * s.cold_start_seconds + kColdWeight * waited;
+      }
+    }
+    s.waiting_since.reset();
+  }
   if (obs.measured_task_seconds && *obs.measured_task_seconds > 0) {
     const double v = *obs.measured_task_seconds;
     s.task_seconds =
@@ -70,6 +85,8 @@ std::string EncodeState(const PolicyState& state) {
   j["taskSeconds"] = state.task_seconds;
   j["burstWork"] = state.burst_work;
   j["periodPeak"] = state.period_peak;
+  if (state.waiting_since) j["waitingSinceNs"] = ToNanos(*state.waiting_since);
+  j["coldStartSeconds"] = state.cold_start_seconds;
   return j.dump();
 }
 
@@ -97,7 +114,14 @@ bool DecodeState(std::string_view text, PolicyState* out) {
     s.task_seconds = j.at("taskSeconds").get<double>();
     s.burst_work = j.at("burstWork").get<double>();
     s.period_peak = j.at("periodPeak").get<int64_t>();
-    if (s.task_seconds < 0 || s.burst_work < 0 || s.period_peak < 0) return false;
+    if (j.contains("waitingSinceNs")) {
+      s.waiting_since = FromNanos(j.at("waitingSinceNs").get<int64_t>());
+    }
+    if (j.contains("coldStartSeconds"))
+      s.cold_start_seconds = j.at("coldStartSeconds").get<double>();
+    if (s.task_seconds < 0 || s.burst_work < 0 || s.period_peak < 0 || s.cold_start_seconds < 0) {
+      return false;
+    }
     *out = std::move(s);
     return true;
   } catch (const nlohmann::json::exception&) {

@@ -37,6 +37,12 @@ struct PolicyState {
   double task_seconds = 0;  // EWMA of measured task duration (seconds); 0 = unknown
   double burst_work = 0;    // EWMA of the peak work (pending + in_flight) per busy period; 0 = none
   int64_t period_peak = 0;  // peak work in the current busy period
+  // Start of the current wait for a first worker: work seen with nothing in flight; nullopt once a
+  // task runs (or while idle).
+  std::optional<std::chrono::system_clock::time_point> waiting_since;
+  // EWMA (weight 0.3) of measured cold starts: waits for a first running task longer than half of
+  // coldStartSeconds (shorter ones were warm pods or pod restarts on a lingering node); 0 = none.
+  double cold_start_seconds = 0;
 
   friend bool operator==(const PolicyState&, const PolicyState&) = default;
 };
@@ -44,7 +50,9 @@ struct PolicyState {
 // The pure state update the scaler calls once per fresh observation, before Decide:
 //   - work (pending + in_flight) appearing after an idle gap records that gap in the histogram;
 //   - work ending starts the idle clock and folds the busy period's peak into burst_work;
-//   - a measured task duration updates the duration EWMA (weight 0.2).
+//   - a measured task duration updates the duration EWMA (weight 0.2);
+//   - the wait from work appearing with nothing in flight to the first running task is a cold
+//     start measurement when longer than coldStartSeconds / 2.
 // Idempotent and monotonic: an observation at or before state.last_observed returns `state`
 // unchanged, so two scaler replicas applying the same observation agree. Pure.
 PolicyState Observe(const PolicyState& state, const ScalerMetadata& spec, const Observation& obs,

@@ -88,17 +88,6 @@ struct Parser {
     *field = v;
   }
 
-  void OptionalInt(const char* key, int64_t min, std::optional<int64_t>* field) {
-    int64_t v = 0;
-    auto it = raw.find(key);
-    if (it == raw.end()) return;
-    if (!ParseInt64(it->second, &v) || v < min) {
-      Bad(key, it->second, "must be an integer >= " + std::to_string(min));
-      return;
-    }
-    *field = v;
-  }
-
   // A finite number >= min (or > min when `strict`).
   bool Double(const char* key, double min, bool strict, double* field) {
     auto it = raw.find(key);
@@ -212,7 +201,22 @@ Status ParseScalerMetadata(const std::map<std::string, std::string>& raw, Parsed
       p.Bad("warmWindows", it->second, why);
     }
   }
-  p.OptionalInt("drainSeconds", 1, &m.drain_seconds);
+  if (auto it = raw.find("drainSeconds"); it != raw.end()) {
+    std::string v = Trim(it->second);
+    std::transform(v.begin(), v.end(), v.begin(), [](unsigned char c) { return std::tolower(c); });
+    int64_t seconds = 0;
+    if (v == "auto") {
+      m.drain_seconds = std::max<int64_t>(1, m.cold_start_seconds / 2);
+    } else if (v == "off") {
+      m.drain_seconds.reset();
+    } else if (ParseInt64(v, &seconds) && seconds >= 1) {
+      m.drain_seconds = seconds;
+    } else {
+      p.Bad("drainSeconds", it->second, "must be auto, off or an integer number of seconds >= 1");
+    }
+  } else {
+    m.drain_seconds = std::max<int64_t>(1, m.cold_start_seconds / 2);  // auto
+  }
   {
     double task_seconds = 0;
     if (p.Double("taskSeconds", 0, true, &task_seconds)) m.task_seconds = task_seconds;

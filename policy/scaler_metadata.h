@@ -45,8 +45,11 @@ struct ScalerMetadata {
   // `warmWindows`: time windows (UTC) with their own warm floor.
   std::vector<WarmWindow> warm_windows;
   // `drainSeconds`: size the pool to drain the backlog within this many seconds, from the task
-  // duration (measured, else `taskSeconds`). nullopt = off: one slot per task (v1 sizing).
-  std::optional<int64_t> drain_seconds;
+  // duration (measured, else `taskSeconds`; until one is known, one slot per task). `auto`
+  // (default) = coldStartSeconds / 2: a replica asked for now arrives a cold start later, so
+  // replicas beyond what drains the backlog in half of that mostly find the work gone. `off`
+  // (nullopt) = one slot per task (v1 sizing). ParseScalerMetadata resolves `auto`.
+  std::optional<int64_t> drain_seconds = 150;
   // `taskSeconds`: expected seconds per task, used until a measured duration is available.
   std::optional<double> task_seconds;
   // `prewarm`: `histogram` (default) learns idle gaps and pre-warms before the predicted next

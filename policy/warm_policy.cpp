@@ -15,13 +15,12 @@ int64_t CeilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 double Seconds(Clock::duration d) { return std::chrono::duration<double>(d).count(); }
 
 // Replicas the drain target asks for, or -1 when drainSeconds is off or no duration is known.
-int64_t DrainReplicas(const ScalerMetadata& spec, const Observation& obs,
+int64_t DrainReplicas(const ScalerMetadata& spec, int64_t pending, int64_t in_flight,
                       const PolicyState& state) {
-  if (!spec.drain_seconds) return -1;
   const double s = state.task_seconds > 0 ? state.task_seconds : spec.task_seconds.value_or(0);
-  if (s <= 0) return -1;
-  const double slots = static_cast<double>(obs.in_flight) +
-                       static_cast<double>(obs.pending) * s / *spec.drain_seconds;
+  if (!spec.drain_seconds || s <= 0) return -1;
+  const double slots = static_cast<double>(in_flight) +
+                       static_cast<double>(pending) * s / static_cast<double>(*spec.drain_seconds);
   return static_cast<int64_t>(
       std::ceil(slots / static_cast<double>(spec.tasks_per_replica) - 1e-9));
 }
@@ -53,6 +52,10 @@ double KeepAliveSeconds(const ScalerMetadata& spec, const PolicyState& state) {
   return std::max(0.0, b - static_cast<double>(spec.node_unneeded_seconds));
 }
 
+double PrewarmLeadSeconds(const ScalerMetadata& spec, const PolicyState& state) {
+  return std::max(static_cast<double>(spec.cold_start_seconds), state.cold_start_seconds);
+}
+
 Decision Decide(const ScalerMetadata& spec, const Observation& obs, const PolicyState& state,
                 Clock::time_point now) {
   const int64_t tpr = spec.tasks_per_replica;
@@ -75,7 +78,8 @@ Decision Decide(const ScalerMetadata& spec, const Observation& obs, const Policy
   if (work > spec.activation_backlog) {
     int64_t sized = for_work;
     std::string_view reason = obs.pending == 0 ? kReasonInFlight : kReasonBacklog;
-    if (const int64_t drain = DrainReplicas(spec, obs, state); drain >= 0 && obs.pending > 0) {
+    if (const int64_t drain = DrainReplicas(spec, obs.pending, obs.in_flight, state);
+        drain >= 0 && obs.pending > 0) {
       sized = std::clamp<int64_t>(drain, std::max<int64_t>(1, in_flight_need), for_work);
       reason = kReasonDrain;
     }
@@ -89,7 +93,7 @@ Decision Decide(const ScalerMetadata& spec, const Observation& obs, const Policy
     if (!d.active || floor > want) apply(floor, window ? kReasonWarmWindow : kReasonWarmFloor);
   }
   if (!d.active && spec.eta_prewarm && obs.earliest_eta &&
-      Seconds(*obs.earliest_eta - now) <= static_cast<double>(spec.cold_start_seconds)) {
+      Seconds(*obs.earliest_eta - now) <= PrewarmLeadSeconds(spec, state)) {
     apply(1, kReasonEtaPrewarm);
   }
   if (!d.active && state.idle_since) {
@@ -101,10 +105,14 @@ Decision Decide(const ScalerMetadata& spec, const Observation& obs, const Policy
       const double head = static_cast<double>(g.head.count());
       const double tail = static_cast<double>(g.tail.count());
       const bool sharp = g.representative && !g.tail_out_of_range &&
-                         tail - head <= std::max(BreakEvenSeconds(spec, state), head / 4);
-      if (sharp && idle >= head - static_cast<double>(spec.cold_start_seconds) && idle < tail) {
+                         tail - head <= std::max(BreakEvenSeconds(spec, state), head / 2);
+      if (sharp && idle >= head - PrewarmLeadSeconds(spec, state) && idle < tail) {
         const int64_t burst = static_cast<int64_t>(std::ceil(state.burst_work - 1e-9));
-        apply(std::max<int64_t>(1, CeilDiv(burst, tpr)), kReasonPrewarm);
+        int64_t replicas = CeilDiv(burst, tpr);
+        if (const int64_t drain = DrainReplicas(spec, burst, 0, state); drain >= 0) {
+          replicas = std::min(replicas, drain);
+        }
+        apply(std::max<int64_t>(1, replicas), kReasonPrewarm);
       }
     }
   }

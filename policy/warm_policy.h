@@ -45,21 +45,25 @@ double BreakEvenSeconds(const ScalerMetadata& spec, const PolicyState& state);
 //     nodeUnneededSeconds anyway, and a come-back within it costs only a pod start.
 double KeepAliveSeconds(const ScalerMetadata& spec, const PolicyState& state);
 
+// The pre-warm lead in seconds: max(coldStartSeconds, the measured cold start in `state`).
+double PrewarmLeadSeconds(const ScalerMetadata& spec, const PolicyState& state);
+
 // Policy v2 (pure, no I/O, no clock reads). Call Observe(state, ...) with the same observation
 // first. Rules, in order (the desired count is the max of the rules that apply, capped at
 // maxReplicas but never below what in-flight tasks need):
 //   1. work = pending + in_flight > activationBacklog: active; desired = ceil(work /
-//      tasksPerReplica), or with drainSeconds D and a duration S (measured, else taskSeconds):
-//      ceil((in_flight + pending * S / D) / tasksPerReplica), at least 1 and never more than
-//      ceil(work / tasksPerReplica).
+//      tasksPerReplica), or with drainSeconds D (default coldStartSeconds / 2) and a duration S
+//      (measured, else taskSeconds): ceil((in_flight + pending * S / D) / tasksPerReplica), at
+//      least 1 and never more than ceil(work / tasksPerReplica).
 //   2. anything in flight: active (never inactive while tasks run); desired >= ceil(in_flight /
 //      tasksPerReplica).
 //   3. warm floor: max(minWarmReplicas, the warmWindows floor at `now`) > 0: active.
-//   4. ETA pre-warm: the earliest scheduled eta is within coldStartSeconds: active, >= 1.
+//   4. ETA pre-warm: the earliest scheduled eta is within the pre-warm lead: active, >= 1.
 //   5. keep-alive: idle for less than KeepAliveSeconds since work ended: active, >= 1.
 //   6. learned pre-warm: the histogram is representative, its 5th-99th percentile spread is sharp
-//      (<= max(B, head / 4)) and now is in [idle_since + head - coldStartSeconds, idle_since +
-//      p99]: active with ceil(state.burst_work / tasksPerReplica) replicas (>= 1).
+//      (<= max(B, head / 2)) and now is in [idle_since + head - lead, idle_since + p99], lead =
+//      PrewarmLeadSeconds: active with the replicas the expected burst needs (state.burst_work
+//      tasks, drain-sized when a duration is known; >= 1).
 //   7. otherwise inactive; desired = ceil(work / tasksPerReplica) (0 when idle), as v1.
 Decision Decide(const ScalerMetadata& spec, const Observation& obs, const PolicyState& state,
                 std::chrono::system_clock::time_point now);

@@ -49,13 +49,15 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
 
   std::string workload_spec, format = "table";
-  std::vector<std::string> metas, clusters, only;
+  std::vector<std::string> metas, clusters, only, scaledobject;
   uint64_t seed = 1;
   int64_t timeline = 0;
   CLI::App* run = app.add_subcommand("run", "simulate warmpool and the baselines on a workload");
   run->add_option("--workload", workload_spec, "W1..W5 or a CSV file")->required();
   run->add_option("--meta", metas, "warmpool ScaledObject metadata key=value (repeatable)");
   run->add_option("--cluster", clusters, "cluster setting key=value (repeatable), see docs");
+  run->add_option("--scaledobject", scaledobject,
+                  "warmpool's ScaledObject/HPA/pod setting key=value (repeatable), see docs");
   run->add_option("--seed", seed, "seed for workload generators and the cluster");
   run->add_option("--format", format, "json or table")->check(CLI::IsMember({"json", "table"}));
   run->add_option("--timeline", timeline, "record a timeline sample every N seconds (json)");
@@ -104,7 +106,15 @@ int main(int argc, char** argv) {
     if (Status s = sim::ApplyClusterOption(k, v, &cluster); !s.ok()) return Fail(s.ToString());
   }
   std::vector<sim::SimResult> results;
-  for (const auto& p : sim::DefaultPolicies(meta, w, cluster)) {
+  for (auto p : sim::DefaultPolicies(meta, w, cluster)) {
+    if (p.kind == sim::PolicyKind::kWarmpool) {
+      for (const auto& kv : scaledobject) {
+        std::string k, v;
+        if (!SplitKeyValue(kv, &k, &v))
+          return Fail("--scaledobject \"" + kv + "\": want key=value");
+        if (Status s = sim::ApplyScaledObjectOption(k, v, &p); !s.ok()) return Fail(s.ToString());
+      }
+    }
     if (!only.empty() && std::find(only.begin(), only.end(), p.name) == only.end()) continue;
     sim::SimResult r;
     if (Status s = sim::Simulate(w, p, cluster, seed, timeline, &r); !s.ok()) {

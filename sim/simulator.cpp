@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
 #include <deque>
 #include <limits>
 #include <numeric>
@@ -234,6 +236,11 @@ class Simulation {
   // warmpool-scaler answering one call: probe, Observe, Decide (cached within the same second,
   // as the scaler's coalescing probe would).
   const policy::Decision& Evaluate() {
+    if (policy_.kind == PolicyKind::kOracle) {  // clairvoyant metric through KEDA + HPA
+      decision_.desired_replicas = OracleDesired();
+      decision_.active = decision_.desired_replicas > 0;
+      return decision_;
+    }
     if (evaluated_at_ != t_) {
       const auto now = kEpoch + std::chrono::seconds(t_);
       const policy::Observation o = Observe();
@@ -245,7 +252,7 @@ class Simulation {
   }
 
   bool KedaActive() {
-    if (policy_.kind == PolicyKind::kWarmpool) return Evaluate().active;
+    if (policy_.kind != PolicyKind::kKedaRedis) return Evaluate().active;
     return static_cast<int64_t>(queue_.size()) > policy_.activation_list_length;
   }
 
@@ -259,14 +266,17 @@ class Simulation {
       case PolicyKind::kAlwaysOn:
         return;
       case PolicyKind::kOracle:
-        SetReplicas(OracleDesired());
-        return;
+        if (!policy_.oracle_via_hpa) {
+          SetReplicas(OracleDesired());
+          return;
+        }
+        break;
       case PolicyKind::kWarmpool:
       case PolicyKind::kKedaRedis:
         break;
     }
     const KedaConfig& keda = policy_.keda;
-    if (keda.push && policy_.kind == PolicyKind::kWarmpool) {
+    if (keda.push && policy_.kind != PolicyKind::kKedaRedis) {
       // StreamIsActive: sent on change and re-sent every push_resend_s; KEDA ignores false.
       const bool active = Evaluate().active;
       if (active != last_pushed_ || (active && t_ - last_push_ >= keda.push_resend_s)) {
@@ -289,7 +299,7 @@ class Simulation {
   void Hpa() {
     const HpaConfig& h = policy_.hpa;
     double metric = 0, target = 1;
-    if (policy_.kind == PolicyKind::kWarmpool) {
+    if (policy_.kind != PolicyKind::kKedaRedis) {
       metric = static_cast<double>(Evaluate().desired_replicas);
     } else {
       metric = static_cast<double>(queue_.size());
@@ -376,6 +386,17 @@ class Simulation {
       window.push_back(i);
       while (window.front() > i + lead) window.pop_front();
       oracle_need_[i] = conc[window.front()];
+    }
+    // Hold: keep what was needed in the last oracle_hold_s seconds (no churn through dips).
+    if (policy_.oracle_hold_s > 0) {
+      std::vector<int64_t> ahead = oracle_need_;
+      window.clear();
+      for (int64_t i = 0; i < horizon_; ++i) {
+        while (!window.empty() && ahead[window.back()] <= ahead[i]) window.pop_back();
+        window.push_back(i);
+        while (window.front() < i - policy_.oracle_hold_s) window.pop_front();
+        oracle_need_[i] = ahead[window.front()];
+      }
     }
   }
 
@@ -703,20 +724,29 @@ Status Simulate(const Workload& workload, const PolicySpec& policy, const Cluste
     Simulation sim(workload, policy, cluster, seed, timeline_step_s);
     return sim.Run(out);
   }
-  // The oracle knows the future: it pre-starts one median cold start ahead, or reacts with zero
-  // delay, whichever bills less on this very run (hindsight); see docs/SCALING.md.
+  // The oracle knows the future (arrivals and durations). With that knowledge it runs four
+  // strategies on this very run and keeps the one that bills least (hindsight): pre-start one
+  // median cold start ahead or one mean pod start ahead ("react"), each with or without holding
+  // what it needed in the last 5 minutes (no churn through short dips). See docs/SCALING.md.
+  const auto pod_start =
+      static_cast<int64_t>(std::llround((cluster.model_load_min_s + cluster.model_load_max_s) / 2));
   SimResult best;
   bool have = false;
-  for (int64_t lead : {policy.oracle_lead_s, int64_t{0}}) {
-    PolicySpec p = policy;
-    p.oracle_lead_s = lead;
-    Simulation sim(workload, p, cluster, seed, timeline_step_s);
-    SimResult r;
-    if (Status s = sim.Run(&r); !s.ok()) return s;
-    r.variant = lead == 0 ? "react" : "prewarm";
-    if (!have || r.billed_gpu_hours < best.billed_gpu_hours) best = std::move(r);
-    have = true;
-    if (policy.oracle_lead_s == 0) break;
+  for (int64_t lead : {policy.oracle_lead_s, pod_start}) {
+    for (int64_t hold : {int64_t{-1}, int64_t{0}, int64_t{300}}) {
+      PolicySpec p = policy;
+      p.oracle_lead_s = lead;
+      p.oracle_hold_s = std::max<int64_t>(0, hold);
+      p.oracle_via_hpa = hold < 0;  // -1: the clairvoyant count goes through KEDA + HPA instead
+      Simulation sim(workload, p, cluster, seed, timeline_step_s);
+      SimResult r;
+      if (Status s = sim.Run(&r); !s.ok()) return s;
+      r.variant = std::string(lead == pod_start ? "react" : "prewarm") + (hold > 0   ? "+hold"
+                                                                          : hold < 0 ? "+hpa"
+                                                                                     : "");
+      if (!have || r.billed_gpu_hours < best.billed_gpu_hours) best = std::move(r);
+      have = true;
+    }
   }
   *out = std::move(best);
   return Status::Ok();
@@ -734,8 +764,9 @@ std::vector<PolicySpec> DefaultPolicies(const std::map<std::string, std::string>
     max_replicas = std::max<int64_t>(1, std::atoll(it->second.c_str()));
   }
 
-  // warmpool as its manifests recommend: external-push, pollingInterval 10, cooldownPeriod 30,
-  // HPA scaleDown stabilization 0 (the policy owns scale-down), long termination grace.
+  // warmpool as its manifests recommend: external-push, pollingInterval 10, cooldownPeriod 30 (the
+  // policy's keep-alive owns N -> 0), HPA behavior left at the Kubernetes defaults (the 300 s
+  // scale-down window damps 1..N churn), terminationGracePeriodSeconds above the longest task.
   PolicySpec wp;
   wp.name = "warmpool";
   wp.kind = PolicyKind::kWarmpool;
@@ -744,7 +775,6 @@ std::vector<PolicySpec> DefaultPolicies(const std::map<std::string, std::string>
   wp.keda.polling_s = 10;
   wp.keda.cooldown_s = 30;
   wp.keda.max_replicas = max_replicas;
-  wp.hpa.down_stabilization_s = 0;
   wp.grace_s = 7200;
   out.push_back(wp);
 
@@ -782,10 +812,42 @@ std::vector<PolicySpec> DefaultPolicies(const std::map<std::string, std::string>
   oracle.name = "oracle";
   oracle.kind = PolicyKind::kOracle;
   oracle.meta = wp_meta;  // the same sizing rule (tasksPerReplica, drainSeconds, maxReplicas)
-  oracle.keda.max_replicas = max_replicas;
+  oracle.keda = wp.keda;  // used by its "+hpa" strategies: the same KEDA + HPA as warmpool
+  oracle.hpa = wp.hpa;
   oracle.grace_s = wp.grace_s;
   out.push_back(oracle);
   return out;
+}
+
+Status ApplyScaledObjectOption(const std::string& key, const std::string& value, PolicySpec* p) {
+  if (key == "push") {
+    if (value != "true" && value != "false") {
+      return Status::InvalidArgument("--scaledobject push=\"" + value + "\": true or false");
+    }
+    p->keda.push = value == "true";
+    return Status::Ok();
+  }
+  char* end = nullptr;
+  const long long v = std::strtoll(value.c_str(), &end, 10);
+  if (value.empty() || end != value.c_str() + value.size() || v < 0) {
+    return Status::InvalidArgument("--scaledobject " + key + "=\"" + value +
+                                   "\": must be an integer >= 0");
+  }
+  if (key == "pollingInterval" && v >= 1) {
+    p->keda.polling_s = v;
+  } else if (key == "cooldownPeriod") {
+    p->keda.cooldown_s = v;
+  } else if (key == "scaleDownStabilizationSeconds") {
+    p->hpa.down_stabilization_s = v;
+  } else if (key == "terminationGracePeriodSeconds") {
+    p->grace_s = v;
+  } else {
+    return Status::InvalidArgument("--scaledobject " + key + "=\"" + value +
+                                   "\": unknown setting (pollingInterval >= 1, cooldownPeriod, "
+                                   "scaleDownStabilizationSeconds, terminationGracePeriodSeconds, "
+                                   "push)");
+  }
+  return Status::Ok();
 }
 
 }  // namespace warmpool::sim

@@ -30,9 +30,11 @@ struct PolicySpec {
   int64_t activation_list_length = 0;  // kKedaRedis: activationListLength
   int64_t replicas = 0;                // kAlwaysOn: N
   bool measure_durations = true;       // kWarmpool: the scaler reports measured task durations
-  int64_t keda_phase_s = -1;   // KEDA polls when (t + phase) % pollingInterval == 0; -1 = random
-  int64_t hpa_phase_s = -1;    // likewise for the HPA sync; -1 = random
-  int64_t oracle_lead_s = -1;  // kOracle: pre-start lead; -1 = the cluster's median cold start
+  int64_t keda_phase_s = -1;    // KEDA polls when (t + phase) % pollingInterval == 0; -1 = random
+  int64_t hpa_phase_s = -1;     // likewise for the HPA sync; -1 = random
+  int64_t oracle_lead_s = -1;   // kOracle: pre-start lead; -1 = the median cold start
+  int64_t oracle_hold_s = 0;    // kOracle: keep what was needed in the last N seconds
+  bool oracle_via_hpa = false;  // kOracle: feed its count to KEDA + HPA instead of the Deployment
 };
 
 struct TimelineSample {
@@ -79,5 +81,10 @@ Status Simulate(const Workload& workload, const PolicySpec& policy, const Cluste
 // oracle.
 std::vector<PolicySpec> DefaultPolicies(const std::map<std::string, std::string>& meta,
                                         const Workload& workload, const ClusterConfig& cluster);
+
+// Overrides one of warmpool's Kubernetes settings (what-if runs; baselines are never changed):
+// pollingInterval, cooldownPeriod, scaleDownStabilizationSeconds, terminationGracePeriodSeconds
+// (integers >= 0) or push (true/false). InvalidArgument names the key and value.
+Status ApplyScaledObjectOption(const std::string& key, const std::string& value, PolicySpec* p);
 
 }  // namespace warmpool::sim

@@ -30,7 +30,7 @@ TEST_CASE("Summary: head is the 5th percentile's lower edge, tail the 99th's upp
   GapSummary s = SummariseGaps(h);
   CHECK(s.representative);
   CHECK(s.head == minutes(50));
-  CHECK(s.tail == minutes(60));
+  CHECK(s.tail == minutes(66));
   CHECK_FALSE(s.tail_out_of_range);
 }
 

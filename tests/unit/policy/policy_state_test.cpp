@@ -59,6 +59,27 @@ TEST_CASE("Observe folds measured durations into an EWMA", "[state]") {
   CHECK(s.task_seconds == Approx(12));
 }
 
+TEST_CASE("Observe measures cold starts: work waiting with nothing in flight", "[state]") {
+  const ScalerMetadata spec;  // coldStartSeconds 300: waits over 150 s count
+  PolicyState s = Observe({}, spec, Work(3), kT0);
+  REQUIRE(s.waiting_since);
+  s = Observe(s, spec, Work(3), kT0 + seconds(200));
+  CHECK(*s.waiting_since == kT0);
+  s = Observe(s, spec, Work(2, 1), kT0 + seconds(400));
+  CHECK_FALSE(s.waiting_since);
+  CHECK(s.cold_start_seconds == Approx(400));
+  // A pod restart on a lingering node (60 s) is not a cold start.
+  s = Observe(s, spec, Work(0), kT0 + seconds(500));
+  s = Observe(s, spec, Work(1), kT0 + seconds(600));
+  s = Observe(s, spec, Work(0, 1), kT0 + seconds(660));
+  CHECK(s.cold_start_seconds == Approx(400));
+  // The next real one is folded in with weight 0.3.
+  s = Observe(s, spec, Work(0), kT0 + seconds(700));
+  s = Observe(s, spec, Work(4), kT0 + seconds(800));
+  s = Observe(s, spec, Work(3, 1), kT0 + seconds(1300));
+  CHECK(s.cold_start_seconds == Approx(0.7 * 400 + 0.3 * 500));
+}
+
 TEST_CASE("Observe is idempotent for repeated or stale observations", "[state]") {
   PolicyState s = Observe({}, {}, Work(3), kT0);
   s = Observe(s, {}, Work(0), kT0 + seconds(5));
@@ -76,6 +97,8 @@ TEST_CASE("EncodeState/DecodeState round-trip every field", "[state]") {
     s = Observe(s, {}, done, kT0 + minutes(10 * i) + seconds(30));
   }
   s = Observe(s, {}, Work(2), kT0 + minutes(400));
+  s.cold_start_seconds = 321.5;
+  REQUIRE(s.waiting_since);
   PolicyState back;
   REQUIRE(DecodeState(EncodeState(s), &back));
   CHECK(back == s);

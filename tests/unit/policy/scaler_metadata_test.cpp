@@ -113,7 +113,7 @@ TEST_CASE("Warm-pool keys default as documented", "[metadata][v2]") {
   CHECK(m.replica_cost_per_hour == 0);
   CHECK(m.node_unneeded_seconds == 600);
   CHECK(m.warm_windows.empty());
-  CHECK_FALSE(m.drain_seconds);
+  CHECK(m.drain_seconds == 150);  // auto = coldStartSeconds / 2
   CHECK_FALSE(m.task_seconds);
   CHECK(m.prewarm_histogram);
   CHECK(m.eta_prewarm);
@@ -146,6 +146,10 @@ TEST_CASE("Warm-pool keys are read", "[metadata][v2]") {
   CHECK_FALSE(MustParse({{"keepAlive", "AUTO"}}).metadata.keep_alive_seconds);
   CHECK(MustParse({{"keepAlive", "0"}}).metadata.keep_alive_seconds == 0);
   CHECK(MustParse({{"prewarm", "histogram"}}).metadata.prewarm_histogram);
+  CHECK(MustParse({{"coldStartSeconds", "600"}}).metadata.drain_seconds == 300);
+  CHECK(MustParse({{"coldStartSeconds", "600"}, {"drainSeconds", "auto"}}).metadata.drain_seconds ==
+        300);
+  CHECK_FALSE(MustParse({{"drainSeconds", "off"}}).metadata.drain_seconds);
 }
 
 TEST_CASE("Each bad warm-pool value is INVALID_ARGUMENT naming key and value", "[metadata][v2]") {

@@ -220,10 +220,10 @@ PolicyState WithGaps(std::initializer_list<seconds> gaps, double burst_work) {
 TEST_CASE("Histogram: short gaps are likely, so stay warm up to their p99", "[policy][histogram]") {
   ScalerMetadata spec;
   PolicyState s = WithGaps({seconds(20), seconds(50), seconds(80), seconds(100)}, 3);
-  CHECK(KeepAliveSeconds(spec, s) == Approx(120));  // p99 bin upper edge (2 min) < B
-  s.idle_since = kNow - seconds(119);
+  CHECK(KeepAliveSeconds(spec, s) == Approx(132));  // p99 bin upper edge (2 min) + 10 % < B
+  s.idle_since = kNow - seconds(131);
   CHECK(Decide(spec, Obs(0), s, kNow).reason == kReasonKeepAlive);
-  s.idle_since = kNow - seconds(121);
+  s.idle_since = kNow - seconds(133);
   CHECK_FALSE(Decide(spec, Obs(0), s, kNow).active);
 }
 
@@ -231,14 +231,14 @@ TEST_CASE("Histogram: a sharp long gap pre-warms coldStartSeconds before the hea
           "[policy][histogram]") {
   ScalerMetadata spec;  // coldStartSeconds 300, auto keep-alive = 0 (nodes linger 600 s)
   PolicyState s = WithGaps({minutes(50), minutes(52), minutes(55), minutes(58)}, 7.2);
-  // head = 50 min, p99 upper edge = 59 min; prewarm window [45 min, 59 min) after idle.
+  // head = 50 min, p99 upper edge = 59 min + 10 % = 64.9 min; prewarm window [45, 64.9) min.
   struct Step {
     int idle_min;
     bool active;
     int64_t desired;
   };
   const Step steps[] = {
-      {0, false, 0}, {44, false, 0}, {45, true, 8}, {58, true, 8}, {59, false, 0}};
+      {0, false, 0}, {44, false, 0}, {45, true, 8}, {64, true, 8}, {65, false, 0}};
   for (const auto& step : steps) {
     DYNAMIC_SECTION("idle " << step.idle_min << " min") {
       s.idle_since = kNow - minutes(step.idle_min);
@@ -257,6 +257,20 @@ TEST_CASE("Histogram: a sharp long gap pre-warms coldStartSeconds before the hea
     spec.tasks_per_replica = 4;
     s.idle_since = kNow - minutes(50);
     CHECK(Decide(spec, Obs(0), s, kNow).desired_replicas == 2);
+  }
+  SECTION("with a known duration the burst is drain-sized") {
+    s.task_seconds = 30;  // 8 tasks x 30 s within drainSeconds 150 -> 2 replicas
+    s.idle_since = kNow - minutes(50);
+    CHECK(Decide(spec, Obs(0), s, kNow).desired_replicas == 2);
+  }
+  SECTION("a measured cold start longer than coldStartSeconds moves the pre-warm earlier") {
+    s.cold_start_seconds = 600;  // window now opens at 50 - 10 = 40 min
+    CHECK(PrewarmLeadSeconds(spec, s) == 600);
+    s.idle_since = kNow - minutes(41);
+    CHECK(Decide(spec, Obs(0), s, kNow).active);
+    s.cold_start_seconds = 100;  // shorter than coldStartSeconds: the configured value holds
+    CHECK(PrewarmLeadSeconds(spec, s) == 300);
+    CHECK_FALSE(Decide(spec, Obs(0), s, kNow).active);
   }
 }
 

@@ -158,7 +158,7 @@ TEST_CASE("Bad warmpool metadata is reported, not simulated", "[sim]") {
 // drainSeconds): no policy with that sizing bills less. (Policies that size differently, e.g.
 // KEDA's listLength 5 or always-on-1, trade wait for cost and are compared on both axes.)
 TEST_CASE("The oracle is never beaten on GPU-hours", "[sim][oracle]") {
-  for (const char* name : {"W1", "W2", "W4"}) {
+  for (const char* name : {"W1", "W2", "W4", "W5"}) {
     for (uint64_t seed : {1, 2}) {
       DYNAMIC_SECTION(name << " seed " << seed) {
         Workload w;
