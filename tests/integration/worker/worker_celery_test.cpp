@@ -137,3 +137,35 @@ TEST_CASE("Task events and heartbeats reach a celery events receiver", "[worker]
 
 }  // namespace
 }  // namespace warmpool::testing
+
+namespace warmpool::testing {
+namespace {
+
+TEST_CASE("Key prefix and protocol 1 messages", "[worker][integration]") {
+  WorkerFixture fx;
+  auto worker = fx.StartWorker({"--key-prefix", "pfx:"});
+  json ping = fx.Client({"--key-prefix", "pfx:", "call", "warmpool.ping"});
+  CHECK(ping["status"] == "SUCCESS");
+  CHECK(ping["result"] == "pong");
+  // A protocol 1 message (everything in the body, no headers), as old clients send.
+  // Body: {"task": "warmpool.sleep", "id": "v1-task", "args": [0.01], "kwargs": {}}
+  fx.Cli(
+      {"LPUSH", "pfx:celery",
+       R"({"body": "eyJ0YXNrIjogIndhcm1wb29sLnNsZWVwIiwgImlkIjogInYxLXRhc2siLCAiYXJncyI6IFswLjAxXSwgImt3YXJncyI6IHt9fQ==",)"
+       R"( "content-encoding": "utf-8", "content-type": "application/json", "headers": {},)"
+       R"( "properties": {"body_encoding": "base64", "delivery_tag": "v1-tag",)"
+       R"( "delivery_info": {"exchange": "", "routing_key": "celery"}, "priority": 0}})"});
+  REQUIRE(WaitFor(
+      [&] {
+        return !fx.Cli({"GET", "celery-task-meta-v1-task"}, 1).empty();
+      },
+      std::chrono::seconds(10)));
+  json meta = json::parse(fx.Cli({"GET", "celery-task-meta-v1-task"}, 1));
+  CHECK(meta["status"] == "SUCCESS");
+  CHECK(meta["result"] == 0.01);
+  CHECK(fx.Int({"HLEN", "pfx:unacked"}) == 0);
+  CHECK(fx.Int({"EXISTS", "unacked"}) == 0);
+}
+
+}  // namespace
+}  // namespace warmpool::testing
