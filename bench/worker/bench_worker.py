@@ -17,6 +17,7 @@ import os
 import re
 import shutil
 import socket
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -87,15 +88,23 @@ def prefill(broker, queue, template, n):
     assert r.llen(queue) == n
 
 
-def measure(backend, n, proc, timeout):
+def cpu_seconds(pid):
+    with open("/proc/%d/stat" % pid) as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def measure(backend, n, proc, timeout, redis_pid):
     r = redis.Redis.from_url(backend)
     first = last = None
+    cpu0 = None
     deadline = time.time() + timeout
     while time.time() < deadline:
         done = r.dbsize()
         now = time.time()
         if first is None and done >= 1:
             first = (now, done)
+            cpu0 = (cpu_seconds(proc.pid), cpu_seconds(redis_pid))
         if done >= n:
             last = (now, done)
             break
@@ -104,16 +113,20 @@ def measure(backend, n, proc, timeout):
         time.sleep(0.005)
     if last is None:
         raise RuntimeError("only %d of %d results within %ss" % (r.dbsize(), n, timeout))
-    return (last[1] - first[1]) / max(last[0] - first[0], 1e-9)
+    cpu1 = (cpu_seconds(proc.pid), cpu_seconds(redis_pid))
+    tasks = last[1] - first[1]
+    return {"rate": tasks / max(last[0] - first[0], 1e-9),
+            "worker_cpu_us": (cpu1[0] - cpu0[0]) / tasks * 1e6,
+            "redis_cpu_us": (cpu1[1] - cpu0[1]) / tasks * 1e6}
 
 
-def run_worker(name, argv, env, broker, backend, n, template, queue, timeout=300):
+def run_worker(name, argv, env, broker, backend, n, template, queue, redis_pid, timeout=300):
     redis.Redis.from_url(backend).flushdb()
     prefill(broker, queue, template, n)
     log = tempfile.NamedTemporaryFile(prefix="bench-%s-" % name, suffix=".log", delete=False)
     proc = subprocess.Popen(argv, env=env, stdout=log, stderr=subprocess.STDOUT)
     try:
-        rate = measure(backend, n, proc, timeout)
+        rate = measure(backend, n, proc, timeout, redis_pid)
     finally:
         proc.terminate()
         try:
@@ -122,9 +135,10 @@ def run_worker(name, argv, env, broker, backend, n, template, queue, timeout=300
             proc.kill()
     statuses = set()
     r = redis.Redis.from_url(backend)
-    for key in r.scan_iter(count=1000):
+    for i, key in enumerate(r.scan_iter(count=1000)):
         statuses.add(json.loads(r.get(key))["status"])
-        break
+        if i >= 200:
+            break
     return rate, statuses
 
 
@@ -134,6 +148,7 @@ def main():
     p.add_argument("--n-ours", type=int, default=20000)
     p.add_argument("--n-python", type=int, default=3000)
     p.add_argument("--redis-benchmark-n", type=int, default=100000)
+    p.add_argument("--rounds", type=int, default=3)
     p.add_argument("--ours-prefetch", type=int, nargs="*", default=[4, 64],
                    help="extra warmpool-worker runs with these --prefetch values")
     a = p.parse_args()
@@ -151,39 +166,50 @@ def main():
         env = dict(os.environ, CELERY_BROKER_URL=broker, CELERY_RESULT_BACKEND=backend,
                    PYTHONPATH=PYTASKS_DIR, WORKER_PYTASKS_ACKS_LATE="0",
                    WORKER_PYTASKS_PREFETCH="4")
-        py_rate, py_status = run_worker(
-            "python", ["/usr/bin/python3", "-m", "celery", "-A", "worker_pytasks", "worker",
-                       "-P", "solo", "-Q", queue, "--without-gossip", "--without-mingle",
-                       "--without-heartbeat", "--loglevel", "WARNING"],
-            env, broker, backend, a.n_python, template, queue)
-        rows = [("Python Celery 5.2.6 worker, -P solo, prefetch x4, early ack (Celery defaults)",
-                 py_rate, py_status)]
-        configs = [("warmpool-worker, -c 1 --prefetch 1 (defaults, acks_late)", [])]
+        py_argv = ["/usr/bin/python3", "-m", "celery", "-A", "worker_pytasks", "worker", "-P",
+                   "solo", "-Q", queue, "--without-gossip", "--without-mingle",
+                   "--without-heartbeat", "--loglevel", "WARNING"]
+        configs = [("Python Celery 5.2.6 worker, -P solo, prefetch x4, early ack (Celery "
+                    "defaults)", py_argv, a.n_python)]
+        ours = [a.worker, "--broker", broker, "--result-backend", backend, "-Q", queue,
+                "--log-level", "warn"]
+        configs.append(("warmpool-worker, -c 1 --prefetch 1 (defaults, acks_late)", ours,
+                        a.n_ours))
         for pf in a.ours_prefetch:
             configs.append(("warmpool-worker, -c 1 --prefetch %d (acks_late)" % pf,
-                            ["--prefetch", str(pf)]))
-        for label, extra in configs:
-            rate, status = run_worker(
-                "ours", [a.worker, "--broker", broker, "--result-backend", backend, "-Q", queue,
-                         "--log-level", "warn"] + extra,
-                env, broker, backend, a.n_ours, template, queue)
-            rows.append((label, rate, status))
+                            ours + ["--prefetch", str(pf)], a.n_ours))
+        samples = {label: [] for label, _, _ in configs}
+        statuses = set()
+        for _ in range(a.rounds):  # interleaved, so load changes hit every worker alike
+            for label, argv, n in configs:
+                m, st = run_worker("w", argv, env, broker, backend, n, template, queue,
+                                   server.pid)
+                samples[label].append(m)
+                statuses |= st
+        rows = []
+        for label, _, n in configs:
+            med = lambda k: statistics.median(x[k] for x in samples[label])
+            rows.append((label, n, med("rate"), med("worker_cpu_us"), med("redis_cpu_us"),
+                         [round(x["rate"]) for x in samples[label]]))
     finally:
         server.terminate()
         server.wait()
         shutil.rmtree(workdir, ignore_errors=True)
 
-    print("| worker | tasks | tasks/s | vs Python |")
-    print("|---|---:|---:|---:|")
-    for label, rate, status in rows:
-        n = a.n_python if label.startswith("Python") else a.n_ours
-        print("| %s | %d | %.0f | %.1fx |" % (label, n, rate, rate / py_rate))
+    py = rows[0]
+    print("| worker | tasks | tasks/s (median of %d) | vs Python | runs | worker CPU us/task "
+          "| vs Python | redis-server CPU us/task |" % a.rounds)
+    print("|---|---:|---:|---:|---|---:|---:|---:|")
+    for label, n, rate, wcpu, rcpu, runs in rows:
+        print("| %s | %d | %.0f | %.1fx | %s | %.0f | %.1fx less | %.0f |"
+              % (label, n, rate, rate / py[2], runs, wcpu, py[3] / max(wcpu, 1e-9), rcpu))
     for op in ("LPUSH", "RPOP"):
         if op in ceiling:
-            print("| redis-benchmark %s ceiling (1 client, no pipelining) | %d | %.0f | %.1fx |"
-                  % (op, a.redis_benchmark_n, ceiling[op], ceiling[op] / py_rate))
+            print("| redis-benchmark %s ceiling (1 client, no pipelining) | %d | %.0f | %.1fx "
+                  "| | | | |" % (op, a.redis_benchmark_n, ceiling[op], ceiling[op] / py[2]))
     print()
-    print("statuses seen: %s" % sorted(set().union(*[r[2] for r in rows])))
+    print("statuses seen: %s" % sorted(statuses))
+    print("load average at the end: %s" % open("/proc/loadavg").read().strip())
     return 0
 
 
