@@ -1,6 +1,8 @@
 #include "worker/worker.h"
 
 #include <algorithm>
+
+#include <spdlog/spdlog.h>
 #include <unistd.h>
 
 #include "common/celery_message.h"
@@ -134,13 +136,14 @@ bool Worker::Held(const std::string& tag) {
 
 void Worker::LogTask(const Job& job, const std::string& state, double runtime,
                      const std::string& detail) {
+  metrics_->CountTask(state);
+  auto level = state == "SUCCESS" || state == "RETRY" ? spdlog::level::info : spdlog::level::warn;
+  if (!spdlog::should_log(level)) return;
   nlohmann::json fields = {
       {"id", job.msg.id},     {"name", job.msg.task},       {"state", state},
       {"runtime_s", runtime}, {"queue", job.fetched.queue}, {"retries", job.msg.retries}};
   if (!detail.empty()) fields["detail"] = detail;
-  auto level = state == "SUCCESS" || state == "RETRY" ? spdlog::level::info : spdlog::level::warn;
   LogEvent(level, "task", fields);
-  metrics_->CountTask(state);
 }
 
 // --- main loop ----------------------------------------------------------------------------
@@ -547,7 +550,20 @@ void Worker::RunJob(const std::shared_ptr<Job>& job) {
     running_.erase(job->slot);
   }
   metrics_->ObserveRuntime(out.runtime);
-  Finish(job, out);
+  // Nothing else queued for the executors: write now on this thread (with whatever already waits
+  // for the finisher), saving a thread hop per task; otherwise let the finisher batch it.
+  std::vector<Finishing> batch;
+  {
+    std::lock_guard lock(mu_);
+    if (!ready_jobs_.empty()) {
+      finish_queue_.push_back({job, std::move(out)});
+      finish_cv_.notify_one();
+      return;
+    }
+    batch.swap(finish_queue_);
+  }
+  batch.push_back({job, std::move(out)});
+  WriteBatch(batch);
 }
 
 void Worker::Finish(const std::shared_ptr<Job>& job, const Outcome& out) {

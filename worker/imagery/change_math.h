@@ -4,7 +4,7 @@
 // kernels (gpu_backend.cu). Everything here is a pure inline function of its arguments.
 //
 // Determinism contract: CPU and GPU produce bit-identical scores because (1) only IEEE-754
-// correctly rounded operations are used (+, -, *, /, sqrt, min/max, abs; no libm log/exp whose
+// correctly rounded operations are used (+, -, *, /, sqrt, compare/select, abs; no libm log/exp whose
 // accuracy differs between glibc and CUDA), (2) the CPU path is compiled with -ffp-contract=off and
 // the CUDA path with -fmad=false, so no fused multiply-add changes rounding, and (3) bands are
 // always accumulated in the same order.
@@ -50,16 +50,21 @@ struct FusedParams {
   uint16_t nodata_after = 0;
 };
 
+// max/min as plain selects: identical to fmaxf/fminf for the non-NaN values used here, and,
+// unlike the libm calls, if-convertible so the CPU loop vectorises.
+WARMPOOL_HOST_DEVICE inline float MaxF(float a, float b) { return a > b ? a : b; }
+WARMPOOL_HOST_DEVICE inline float MinF(float a, float b) { return a < b ? a : b; }
+
 // Natural logarithm for x >= 1 built from correctly rounded operations only, so host and device
 // agree bit for bit. Absolute error < 2e-7 on [1, 65536].
 WARMPOOL_HOST_DEVICE inline float PortableLn(float x) {
   uint32_t bits = FloatBits(x);
   int32_t exponent = static_cast<int32_t>((bits >> 23) & 0xFFu) - 127;
   float m = BitsToFloat((bits & 0x007FFFFFu) | 0x3F800000u);  // [1, 2)
-  if (m > 1.41421356f) {
-    m = m * 0.5f;
-    exponent = exponent + 1;
-  }
+  // Branch-free (selects) so the CPU loop vectorises.
+  const bool upper = m > 1.41421356f;
+  m = upper ? m * 0.5f : m;
+  exponent = exponent + (upper ? 1 : 0);
   const float f = m - 1.0f;
   const float s = f / (2.0f + f);
   const float s2 = s * s;
@@ -76,15 +81,19 @@ WARMPOOL_HOST_DEVICE inline float PortableLn(float x) {
 // NDVI of one pixel, 0 when red + nir is not positive.
 WARMPOOL_HOST_DEVICE inline float Ndvi(float red, float nir) {
   const float sum = nir + red;
-  return sum > 0.0f ? (nir - red) / sum : 0.0f;
+  const bool positive = sum > 0.0f;
+  const float ratio = (nir - red) / (positive ? sum : 1.0f);
+  return positive ? ratio : 0.0f;
 }
 
 // Quantises a non-negative measure to 0..kScoreMax bins (round half up, saturating).
 WARMPOOL_HOST_DEVICE inline uint32_t QuantiseScore(float measure, float scale) {
   float q = measure * scale;
   q = q + 0.5f;
-  q = fminf(q, static_cast<float>(kScoreMax));
-  return static_cast<uint32_t>(q);
+  q = MinF(q, static_cast<float>(kScoreMax));
+  // Through int32 (q is in [0.5, kScoreMax]): a direct float -> uint32 conversion is a branch on
+  // x86 without AVX-512 and would stop the CPU loop from vectorising.
+  return static_cast<uint32_t>(static_cast<int32_t>(q));
 }
 
 // Un-quantised result for one pixel.
@@ -107,18 +116,18 @@ WARMPOOL_HOST_DEVICE inline PixelMeasure MeasurePixel(const FusedParams& p,
   float acc = 0.0f;
   uint32_t sector = 0;
   float ndvi_x_red = 0.0f, ndvi_x_nir = 0.0f, ndvi_y_red = 0.0f, ndvi_y_nir = 0.0f;
+  // Written without branches (selects only) so the CPU loop over pixels vectorises.
   for (int b = 0; b < n; ++b) {
     const uint16_t raw_x = before[static_cast<size_t>(b) * plane + i];
     const uint16_t raw_y = after[static_cast<size_t>(b) * plane + i];
-    valid = valid && raw_x != p.nodata_before && raw_y != p.nodata_after;
+    valid = valid & (raw_x != p.nodata_before) & (raw_y != p.nodata_after);
     const float x = static_cast<float>(raw_x);
     float y = p.gain[b] * static_cast<float>(raw_y);
     y = y + p.offset[b];
-    y = fmaxf(y, 0.0f);
+    y = MaxF(y, 0.0f);
     const float d = y - x;
-    if (b < 4) {
-      sector |= (d > 0.0f ? 1u : 0u) << b;
-    }
+    const uint32_t bit = b < 4 ? (1u << b) : 0u;
+    sector = sector | (static_cast<uint32_t>(d > 0.0f) * bit);
     if constexpr (kMethod == Method::kAbsDiff) {
       acc = acc + fabsf(d);
     } else if constexpr (kMethod == Method::kLogRatio) {
@@ -126,14 +135,12 @@ WARMPOOL_HOST_DEVICE inline PixelMeasure MeasurePixel(const FusedParams& p,
     } else if constexpr (kMethod == Method::kCva) {
       acc = acc + d * d;
     } else {
-      if (b == p.red_index) {
-        ndvi_x_red = x;
-        ndvi_y_red = y;
-      }
-      if (b == p.nir_index) {
-        ndvi_x_nir = x;
-        ndvi_y_nir = y;
-      }
+      const bool is_red = b == p.red_index;
+      const bool is_nir = b == p.nir_index;
+      ndvi_x_red = is_red ? x : ndvi_x_red;
+      ndvi_y_red = is_red ? y : ndvi_y_red;
+      ndvi_x_nir = is_nir ? x : ndvi_x_nir;
+      ndvi_y_nir = is_nir ? y : ndvi_y_nir;
     }
   }
   float measure;
@@ -157,7 +164,8 @@ WARMPOOL_HOST_DEVICE inline uint16_t ScorePixel(const FusedParams& p,
   const PixelMeasure m = MeasurePixel<kMethod, kBands>(p, before, after, plane, i);
   const uint32_t q = QuantiseScore(m.measure, p.scale);
   const uint16_t packed = static_cast<uint16_t>(q | (m.sector << kSectorShift));
-  return m.valid ? packed : kInvalidScore;
+  // packed | 0xFFFF == kInvalidScore; arithmetic instead of a select keeps the loop vectorisable.
+  return static_cast<uint16_t>(packed | (static_cast<uint32_t>(!m.valid) * 0xFFFFu));
 }
 
 // True when packed score `s` is a valid pixel whose magnitude bin exceeds `threshold_bin`.
