@@ -58,8 +58,13 @@ bool ParseUnackedEntry(std::string_view value, UnackedEntry* out) {
   auto headers = envelope.find("headers");
   if (headers != envelope.end() && headers->is_object()) {
     auto eta = headers->find("eta");
-    if (eta != headers->end() && eta->is_string())
-      entry.eta = ParseIsoTime(eta->get<std::string>());
+    if (eta != headers->end() && eta->is_string()) {
+      if (auto seconds = celery::ParseIso8601(eta->get<std::string>())) {
+        entry.eta = std::chrono::system_clock::time_point(
+            std::chrono::duration_cast<std::chrono::system_clock::duration>(
+                std::chrono::duration<double>(*seconds)));
+      }
+    }
   }
   *out = std::move(entry);
   return true;

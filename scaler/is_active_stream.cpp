@@ -18,7 +18,7 @@ IsActiveStream::IsActiveStream(ScalerCore* core, StreamHub* hub, ScaledObjectKey
 
 void IsActiveStream::Poll() {
   Evaluation eval;
-  Status s = core_->Evaluate(key_, metadata_, &eval);
+  Status s = core_->Evaluate(key_, ViewOf(metadata_), &eval);
   std::unique_lock lock(mu_);
   if (finished_ || cancelled_) return;
   if (s.code() == Status::Code::kInvalidArgument) {

@@ -14,15 +14,20 @@ namespace {
 
 constexpr size_t kMaxCachedMetadata = 10000;
 
-std::string MetadataCacheKey(const std::map<std::string, std::string>& raw) {
-  std::string key;
-  for (const auto& [k, v] : raw) {
-    key += k;
-    key += '\x1f';
-    key += v;
-    key += '\x1e';
+uint64_t Fnv1a(std::string_view s, uint64_t h = 1469598103934665603ULL) {
+  for (unsigned char c : s) {
+    h ^= c;
+    h *= 1099511628211ULL;
   }
-  return key;
+  return h;
+}
+
+// Order-independent: KEDA's map arrives in protobuf's unspecified order.
+uint64_t HashMetadata(const MetadataView& raw) {
+  uint64_t h = raw.size();
+  for (const auto& [k, v] : raw)
+    h += Fnv1a(v, Fnv1a(k) ^ 0x9e3779b97f4a7c15ULL) * 0xff51afd7ed558ccdULL;
+  return h;
 }
 
 }  // namespace
@@ -52,18 +57,35 @@ std::string ScalerCore::MetricNameFor(const policy::ScalerMetadata& metadata) {
   return name;
 }
 
-Status ScalerCore::Plan(const std::map<std::string, std::string>& raw,
-                        std::shared_ptr<const ScalerPlan>* out) {
-  const std::string key = MetadataCacheKey(raw);
+MetadataView ViewOf(const std::map<std::string, std::string>& raw) {
+  return MetadataView(raw.begin(), raw.end());
+}
+
+Status ScalerCore::Plan(const MetadataView& view, std::shared_ptr<const ScalerPlan>* out) {
+  const uint64_t hash = HashMetadata(view);
+  auto same = [&](const CachedPlan& c) {
+    if (c.raw.size() != view.size()) return false;
+    for (const auto& [k, v] : view) {
+      auto it = c.raw.find(k);
+      if (it == c.raw.end() || it->second != v) return false;
+    }
+    return true;
+  };
   {
-    std::lock_guard lock(metadata_mu_);
-    auto it = plans_.find(key);
+    std::shared_lock lock(metadata_mu_);
+    auto it = plans_.find(hash);
     if (it != plans_.end()) {
-      *out = it->second;
-      return Status::Ok();
+      for (const auto& cached : it->second) {
+        if (same(cached)) {
+          *out = cached.plan;
+          return Status::Ok();
+        }
+      }
     }
   }
   // Not cached: bad metadata is rare and its message must name the exact key and value.
+  std::map<std::string, std::string> raw;
+  for (const auto& [k, v] : view) raw.emplace(k, v);
   auto plan = std::make_shared<ScalerPlan>();
   if (Status s = policy::ParseScalerMetadata(raw, &plan->parsed); !s.ok()) return s;
   const policy::ScalerMetadata& md = plan->parsed.metadata;
@@ -80,15 +102,19 @@ Status ScalerCore::Plan(const std::map<std::string, std::string>& raw,
   plan->target_key = target.CacheKey();
   plan->metric_name = MetricNameFor(md);
 
-  std::lock_guard lock(metadata_mu_);
+  std::unique_lock lock(metadata_mu_);
   for (const auto& unknown : plan->parsed.unknown_keys) {
     if (warned_keys_.insert(unknown).second) {
       LogEvent(spdlog::level::warn, "unknown_metadata_key",
                {{"key", unknown}, {"hint", "ignored; see README for the keys warmpool reads"}});
     }
   }
-  if (plans_.size() >= kMaxCachedMetadata) plans_.clear();
-  plans_[key] = plan;
+  if (plan_count_ >= kMaxCachedMetadata) {
+    plans_.clear();
+    plan_count_ = 0;
+  }
+  plans_[hash].push_back(CachedPlan{{raw.begin(), raw.end()}, plan});
+  ++plan_count_;
   *out = std::move(plan);
   return Status::Ok();
 }
@@ -115,8 +141,7 @@ BacklogReading ScalerCore::ReadAndPublish(const ProbeTarget& target) {
   return reading;
 }
 
-Status ScalerCore::Evaluate(const ScaledObjectKey& key,
-                            const std::map<std::string, std::string>& raw, Evaluation* out) {
+Status ScalerCore::Evaluate(const ScaledObjectKey& key, const MetadataView& raw, Evaluation* out) {
   std::shared_ptr<const ScalerPlan> plan;
   if (Status s = Plan(raw, &plan); !s.ok()) return s;
   const policy::ScalerMetadata& md = plan->parsed.metadata;

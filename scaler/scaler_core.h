@@ -6,8 +6,11 @@
 #include <memory>
 #include <mutex>
 #include <set>
+#include <shared_mutex>
 #include <string>
+#include <string_view>
 #include <unordered_map>
+#include <vector>
 
 #include "common/status.h"
 #include "policy/scaler_metadata.h"
@@ -18,6 +21,11 @@
 #include "scaler/scaler_metrics.h"
 
 namespace warmpool::scaler {
+
+// A ScaledObject's metadata as borrowed key/value views (no copies on the hot path); order does
+// not matter.
+using MetadataView = std::vector<std::pair<std::string_view, std::string_view>>;
+MetadataView ViewOf(const std::map<std::string, std::string>& raw);
 
 // Identifies a ScaledObject as KEDA sends it.
 struct ScaledObjectKey {
@@ -61,13 +69,11 @@ class ScalerCore {
 
   // Parses (or fetches from cache) the metadata and resolves its Redis connection.
   // InvalidArgument names the key and value.
-  Status Plan(const std::map<std::string, std::string>& raw,
-              std::shared_ptr<const ScalerPlan>* out);
+  Status Plan(const MetadataView& raw, std::shared_ptr<const ScalerPlan>* out);
 
   // Reads the backlog and decides. InvalidArgument for bad metadata, Unavailable when Redis
   // cannot be read (never a made-up 0).
-  Status Evaluate(const ScaledObjectKey& key, const std::map<std::string, std::string>& raw,
-                  Evaluation* out);
+  Status Evaluate(const ScaledObjectKey& key, const MetadataView& raw, Evaluation* out);
 
   // GetMetricSpec's metric name: "warmpool-" + the queue names, lower-case [a-z0-9-]. Stable for
   // a ScaledObject's queue set. Pure.
@@ -93,10 +99,15 @@ class ScalerCore {
   const WallClock clock_;
   CoalescingProbe probe_;
 
-  std::mutex metadata_mu_;
-  std::unordered_map<std::string, std::shared_ptr<const ScalerPlan>>
-      plans_;                          // guarded by metadata_mu_
-  std::set<std::string> warned_keys_;  // guarded by metadata_mu_
+  std::shared_mutex metadata_mu_;
+  struct CachedPlan {
+    std::map<std::string, std::string, std::less<>> raw;  // compared on a hash hit
+    std::shared_ptr<const ScalerPlan> plan;
+  };
+  // Keyed by an order-independent hash of the metadata entries.
+  std::unordered_map<uint64_t, std::vector<CachedPlan>> plans_;  // guarded by metadata_mu_
+  size_t plan_count_ = 0;                                        // guarded by metadata_mu_
+  std::set<std::string> warned_keys_;                            // guarded by metadata_mu_
 
   std::mutex objects_mu_;
   std::unordered_map<std::string, ObjectState> objects_;  // guarded by objects_mu_

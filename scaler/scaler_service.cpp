@@ -11,6 +11,14 @@ ScaledObjectKey KeyOf(const externalscaler::ScaledObjectRef& ref) {
   return ScaledObjectKey{ref.name(), ref.namespace_()};
 }
 
+// Borrowed views: valid while the request message lives (the whole handler).
+MetadataView ViewOf(const externalscaler::ScaledObjectRef& ref) {
+  MetadataView view;
+  view.reserve(ref.scalermetadata().size());
+  for (const auto& [k, v] : ref.scalermetadata()) view.emplace_back(k, v);
+  return view;
+}
+
 std::map<std::string, std::string> MetadataOf(const externalscaler::ScaledObjectRef& ref) {
   return std::map<std::string, std::string>(ref.scalermetadata().begin(),
                                             ref.scalermetadata().end());
@@ -128,7 +136,7 @@ grpc::ServerUnaryReactor* ScalerService::IsActive(grpc::CallbackServerContext* c
                                                   externalscaler::IsActiveResponse* response) {
   RpcTimer timer(is_active_seconds_, metrics_, "IsActive");
   Evaluation eval;
-  Status s = core_->Evaluate(KeyOf(*request), MetadataOf(*request), &eval);
+  Status s = core_->Evaluate(KeyOf(*request), ViewOf(*request), &eval);
   if (s.ok()) response->set_result(eval.decision.active);
   auto* reactor = ctx->DefaultReactor();
   reactor->Finish(timer.Done(ToGrpc(s)));
@@ -149,7 +157,7 @@ grpc::ServerUnaryReactor* ScalerService::GetMetricSpec(
   RpcTimer timer(get_metric_spec_seconds_, metrics_, "GetMetricSpec");
   // Cheap and deterministic (KEDA calls it on every poll and HPA query): metadata only, no Redis.
   std::shared_ptr<const ScalerPlan> plan;
-  Status s = core_->Plan(MetadataOf(*request), &plan);
+  Status s = core_->Plan(ViewOf(*request), &plan);
   if (s.ok()) {
     auto* spec = response->add_metricspecs();
     spec->set_metricname(plan->metric_name);
@@ -166,8 +174,8 @@ grpc::ServerUnaryReactor* ScalerService::GetMetrics(
     externalscaler::GetMetricsResponse* response) {
   RpcTimer timer(get_metrics_seconds_, metrics_, "GetMetrics");
   Evaluation eval;
-  Status s = core_->Evaluate(KeyOf(request->scaledobjectref()),
-                             MetadataOf(request->scaledobjectref()), &eval);
+  Status s =
+      core_->Evaluate(KeyOf(request->scaledobjectref()), ViewOf(request->scaledobjectref()), &eval);
   if (s.ok() && !request->metricname().empty() &&
       !EqualsIgnoreCase(request->metricname(), eval.metric_name)) {
     s = Status::NotFound("metricName \"" + request->metricname() +
