@@ -36,7 +36,8 @@ TEST_CASE("Unacked entries count as in flight or scheduled by eta", "[backlog]")
       UnackedValue("gpu", R"("2026-11-29T20:01:00+00:00")"),  // earlier future
       UnackedValue("gpu", R"("2026-11-29T19:00:00+00:00")"),  // due: running
       UnackedValue("cpu", "null"),
-      UnackedValue("other", "null"),  // not our queue
+      UnackedValue("cpu", R"("2026-11-29T21:30:00+01:00")"),  // 20:30 UTC: scheduled
+      UnackedValue("other", "null"),                          // not our queue
   };
   for (const auto& v : values) {
     UnackedEntry e;
