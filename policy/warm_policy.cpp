@@ -19,8 +19,11 @@ int64_t DrainReplicas(const ScalerMetadata& spec, int64_t pending, int64_t in_fl
                       const PolicyState& state) {
   const double s = state.task_seconds > 0 ? state.task_seconds : spec.task_seconds.value_or(0);
   if (!spec.drain_seconds || s <= 0) return -1;
-  const double slots = static_cast<double>(in_flight) +
-                       static_cast<double>(pending) * s / static_cast<double>(*spec.drain_seconds);
+  // Work left: running tasks are half done on average; all of it within D, but never fewer slots
+  // than the running tasks hold.
+  const double left = static_cast<double>(in_flight) * s / 2 + static_cast<double>(pending) * s;
+  const double slots =
+      std::max(static_cast<double>(in_flight), left / static_cast<double>(*spec.drain_seconds));
   return static_cast<int64_t>(
       std::ceil(slots / static_cast<double>(spec.tasks_per_replica) - 1e-9));
 }

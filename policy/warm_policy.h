@@ -53,8 +53,9 @@ double PrewarmLeadSeconds(const ScalerMetadata& spec, const PolicyState& state);
 // maxReplicas but never below what in-flight tasks need):
 //   1. work = pending + in_flight > activationBacklog: active; desired = ceil(work /
 //      tasksPerReplica), or with drainSeconds D (default coldStartSeconds / 2) and a duration S
-//      (measured, else taskSeconds): ceil((in_flight + pending * S / D) / tasksPerReplica), at
-//      least 1 and never more than ceil(work / tasksPerReplica).
+//      (measured, else taskSeconds): ceil(max(in_flight, (in_flight * S / 2 + pending * S) / D) /
+//      tasksPerReplica) (work left, running tasks half done), at least 1 and never more than
+//      ceil(work / tasksPerReplica).
 //   2. anything in flight: active (never inactive while tasks run); desired >= ceil(in_flight /
 //      tasksPerReplica).
 //   3. warm floor: max(minWarmReplicas, the warmWindows floor at `now`) > 0: active.

@@ -405,13 +405,17 @@ class Simulation {
     const int64_t running = Running();
     int64_t work = static_cast<int64_t>(queue_.size()) + running;
     if (meta_.drain_seconds && !queue_.empty()) {
-      double queued = 0;
-      for (int id : queue_) queued += static_cast<double>(tasks_[id].duration);
-      const auto drain = static_cast<int64_t>(std::ceil(
-          static_cast<double>(running) + queued / static_cast<double>(*meta_.drain_seconds)));
+      double left = 0;  // true work left: queued durations + the rest of running tasks
+      for (int id : queue_) left += static_cast<double>(tasks_[id].duration);
+      for (int id : live_pods_) {
+        for (int task_id : pods_[id].tasks) left += static_cast<double>(tasks_[task_id].end - t_);
+      }
+      const auto drain = static_cast<int64_t>(std::ceil(std::max(
+          static_cast<double>(running), left / static_cast<double>(*meta_.drain_seconds))));
       work = std::clamp<int64_t>(drain, std::max<int64_t>(1, running), work);
     }
-    const int64_t need = std::max(work, oracle_need_[t_]);
+    // Lead 0: no look-ahead at all, only the exact work in the system (drain-sized).
+    const int64_t need = policy_.oracle_lead_s == 0 ? work : std::max(work, oracle_need_[t_]);
     return std::min((need + slots - 1) / slots, meta_.max_replicas);
   }
 
@@ -724,29 +728,38 @@ Status Simulate(const Workload& workload, const PolicySpec& policy, const Cluste
     Simulation sim(workload, policy, cluster, seed, timeline_step_s);
     return sim.Run(out);
   }
-  // The oracle knows the future (arrivals and durations). With that knowledge it runs four
+  // The oracle knows the future (arrivals and durations). With that knowledge it runs seven
   // strategies on this very run and keeps the one that bills least (hindsight): pre-start one
-  // median cold start ahead or one mean pod start ahead ("react"), each with or without holding
-  // what it needed in the last 5 minutes (no churn through short dips). See docs/SCALING.md.
+  // median cold start ahead ("prewarm") or one mean pod start ahead ("react"), setting the
+  // Deployment directly, holding what it needed in the last 5 minutes ("+hold"), or feeding its
+  // count through the same KEDA + HPA as warmpool ("+hpa"); "now+hpa" looks no further ahead
+  // than the exact work in the system. See docs/SCALING.md.
   const auto pod_start =
       static_cast<int64_t>(std::llround((cluster.model_load_min_s + cluster.model_load_max_s) / 2));
   SimResult best;
   bool have = false;
-  for (int64_t lead : {policy.oracle_lead_s, pod_start}) {
-    for (int64_t hold : {int64_t{-1}, int64_t{0}, int64_t{300}}) {
-      PolicySpec p = policy;
-      p.oracle_lead_s = lead;
-      p.oracle_hold_s = std::max<int64_t>(0, hold);
-      p.oracle_via_hpa = hold < 0;  // -1: the clairvoyant count goes through KEDA + HPA instead
-      Simulation sim(workload, p, cluster, seed, timeline_step_s);
-      SimResult r;
-      if (Status s = sim.Run(&r); !s.ok()) return s;
-      r.variant = std::string(lead == pod_start ? "react" : "prewarm") + (hold > 0   ? "+hold"
-                                                                          : hold < 0 ? "+hpa"
-                                                                                     : "");
-      if (!have || r.billed_gpu_hours < best.billed_gpu_hours) best = std::move(r);
-      have = true;
-    }
+  struct Strategy {
+    int64_t lead, hold;  // hold < 0: through KEDA + HPA
+    const char* name;
+  };
+  const Strategy strategies[] = {{policy.oracle_lead_s, -1, "prewarm+hpa"},
+                                 {policy.oracle_lead_s, 0, "prewarm"},
+                                 {policy.oracle_lead_s, 300, "prewarm+hold"},
+                                 {pod_start, -1, "react+hpa"},
+                                 {pod_start, 0, "react"},
+                                 {pod_start, 300, "react+hold"},
+                                 {0, -1, "now+hpa"}};
+  for (const auto& st : strategies) {
+    PolicySpec p = policy;
+    p.oracle_lead_s = st.lead;
+    p.oracle_hold_s = std::max<int64_t>(0, st.hold);
+    p.oracle_via_hpa = st.hold < 0;
+    Simulation sim(workload, p, cluster, seed, timeline_step_s);
+    SimResult r;
+    if (Status s = sim.Run(&r); !s.ok()) return s;
+    r.variant = st.name;
+    if (!have || r.billed_gpu_hours < best.billed_gpu_hours) best = std::move(r);
+    have = true;
   }
   *out = std::move(best);
   return Status::Ok();
@@ -792,6 +805,11 @@ std::vector<PolicySpec> DefaultPolicies(const std::map<std::string, std::string>
   ka.meta["prewarm"] = "off";
   ka.meta["etaPrewarm"] = "false";
   out.push_back(ka);
+
+  PolicySpec off = wp;
+  off.name = "warmpool-prewarm-off";
+  off.meta["prewarm"] = "off";
+  out.push_back(off);
 
   PolicySpec on1;
   on1.name = "always-on-1";

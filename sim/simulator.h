@@ -77,6 +77,7 @@ Status Simulate(const Workload& workload, const PolicySpec& policy, const Cluste
 
 // The policies `warmpool-sim run` compares, built from the warmpool metadata overrides:
 // warmpool (as its manifests recommend), keda-redis-cd300, keda-redis-cd60, keepalive-600,
+// warmpool-prewarm-off (the same without the learned pre-warm),
 // always-on-1, always-on-peak (peak = the workload's ideal concurrency, capped at maxReplicas) and
 // oracle.
 std::vector<PolicySpec> DefaultPolicies(const std::map<std::string, std::string>& meta,
