@@ -1,9 +1,9 @@
 #include "worker/worker.h"
 
 #include <algorithm>
+#include <unistd.h>
 
 #include <spdlog/spdlog.h>
-#include <unistd.h>
 
 #include "common/celery_message.h"
 #include "common/celery_result.h"

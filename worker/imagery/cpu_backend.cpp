@@ -56,13 +56,10 @@ class CpuBackend final : public ComputeBackend {
 
   std::optional<std::vector<Region>> MaskAndFilter(const MaskParams& m, uint8_t* mask) override {
     const size_t count = static_cast<size_t>(width_) * height_;
-    std::vector<uint8_t> work(count);
-    ThresholdScores(scores_, count, m.threshold_bin, work.data());
-    OpenClose(work, width_, height_, m.open_radius, m.close_radius, threads_);
-    ClearNodata(scores_, count, work.data());
-    std::vector<Region> regions = FilterComponents(work.data(), width_, height_, m.min_area_px);
-    std::copy(work.begin(), work.end(), mask);
-    return regions;
+    ThresholdScores(scores_, count, m.threshold_bin, mask);
+    OpenClose(mask, width_, height_, m.open_radius, m.close_radius, threads_);
+    ClearNodata(scores_, count, mask);
+    return FilterComponents(mask, width_, height_, m.min_area_px);
   }
 
  private:

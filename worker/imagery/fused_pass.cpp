@@ -77,38 +77,40 @@ void FusedPassCpu(const FusedParams& p, const uint16_t* before, const uint16_t* 
                   size_t begin, size_t end, uint16_t* scores, uint64_t* histogram) {
   // Chunks small enough that the scores are still in L1/L2 when the histogram loop reads them.
   constexpr size_t kChunk = 8192;
-  // Four sub-histograms break the store-to-load dependency on runs of equal bins.
-  std::array<uint32_t, 4 * (kScoreBins + 1)> sub{};
+  // Four sub-histograms break the store-to-load dependency on runs of equal bins. Bin 4095 is
+  // never a valid magnitude (kScoreMax = 4094), so nodata (0xFFFF & kScoreMask = 4095) lands there
+  // without a branch and is dropped when the sub-histograms are folded.
+  static_assert(kScoreMax < kScoreBins - 1);
+  std::array<uint32_t, 4 * kScoreBins> sub{};
+  const auto fold = [&] {
+    for (int j = 0; j < 4; ++j) {
+      for (int k = 0; k < kScoreBins - 1; ++k) {
+        histogram[k] += sub[j * kScoreBins + k];
+      }
+    }
+    sub.fill(0);
+  };
+  size_t since_fold = 0;
   for (size_t c = begin; c < end; c += kChunk) {
     const size_t stop = std::min(end, c + kChunk);
     ScoreDispatch(p, before, after, plane, c, stop, scores);
     size_t i = c;
-    // Bin kScoreBins collects nodata (kInvalidScore & kScoreMask would alias bin 4095).
     for (; i + 4 <= stop; i += 4) {
-      for (int j = 0; j < 4; ++j) {
-        const uint16_t s = scores[i + j];
-        const uint32_t bin = s == kInvalidScore ? kScoreBins : (s & kScoreMask);
-        ++sub[j * (kScoreBins + 1) + bin];
-      }
+      ++sub[0 * kScoreBins + (scores[i] & kScoreMask)];
+      ++sub[1 * kScoreBins + (scores[i + 1] & kScoreMask)];
+      ++sub[2 * kScoreBins + (scores[i + 2] & kScoreMask)];
+      ++sub[3 * kScoreBins + (scores[i + 3] & kScoreMask)];
     }
     for (; i < stop; ++i) {
-      const uint16_t s = scores[i];
-      ++sub[s == kInvalidScore ? kScoreBins : (s & kScoreMask)];
+      ++sub[scores[i] & kScoreMask];
     }
-    if ((c - begin) / kChunk % 4096 == 4095) {  // flush before uint32 can overflow
-      for (int j = 0; j < 4; ++j) {
-        for (int k = 0; k < kScoreBins; ++k) {
-          histogram[k] += sub[j * (kScoreBins + 1) + k];
-        }
-      }
-      sub.fill(0);
+    since_fold += stop - c;
+    if (since_fold >= (size_t{1} << 30)) {  // fold long before a uint32 count can overflow
+      fold();
+      since_fold = 0;
     }
   }
-  for (int j = 0; j < 4; ++j) {
-    for (int k = 0; k < kScoreBins; ++k) {
-      histogram[k] += sub[j * (kScoreBins + 1) + k];
-    }
-  }
+  fold();
 }
 
 void MeasureRangeCpu(const FusedParams& p, const uint16_t* before, const uint16_t* after,

@@ -112,15 +112,15 @@ void OpenClose(std::vector<uint8_t>& mask, int width, int height, int open_radiu
   }
   std::vector<uint8_t> tmp(mask.size()), scratch(mask.size());
   if (open_radius > 0) {
-    MorphologyPass(mask.data(), tmp.data(), scratch.data(), width, height, open_radius, false,
+    MorphologyPass(mask, tmp.data(), scratch.data(), width, height, open_radius, false,
                    threads);
-    MorphologyPass(tmp.data(), mask.data(), scratch.data(), width, height, open_radius, true,
+    MorphologyPass(tmp.data(), mask, scratch.data(), width, height, open_radius, true,
                    threads);
   }
   if (close_radius > 0) {
-    MorphologyPass(mask.data(), tmp.data(), scratch.data(), width, height, close_radius, true,
+    MorphologyPass(mask, tmp.data(), scratch.data(), width, height, close_radius, true,
                    threads);
-    MorphologyPass(tmp.data(), mask.data(), scratch.data(), width, height, close_radius, false,
+    MorphologyPass(tmp.data(), mask, scratch.data(), width, height, close_radius, false,
                    threads);
   }
 }

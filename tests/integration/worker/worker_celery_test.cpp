@@ -169,3 +169,34 @@ TEST_CASE("Key prefix and protocol 1 messages", "[worker][integration]") {
 
 }  // namespace
 }  // namespace warmpool::testing
+
+namespace warmpool::testing {
+namespace {
+
+TEST_CASE("Queues are consumed round-robin, each in priority order", "[worker][integration]") {
+  WorkerFixture fx;
+  // Filled before the worker starts: 3 tasks on 'a', 3 on 'b', and one priority-9 task on 'a'
+  // (its sub-list comes after every queue's priority-0 list, as kombu orders them).
+  fx.Client({"send", "warmpool.ping", "--n", "3", "--queue", "a"});
+  fx.Client({"send", "warmpool.ping", "--n", "3", "--queue", "b"});
+  std::string low = fx.Cli({"RPOP", "a"});
+  fx.Cli({"LPUSH", std::string("a\x06\x16") + "9", low});
+  auto worker = fx.StartWorker({"-Q", "a,b"});
+  REQUIRE(WaitFor([&] { return fx.Int({"DBSIZE"}, 1) == 6; }, std::chrono::seconds(20)));
+  worker->Signal(SIGTERM);
+  CHECK(worker->Wait(std::chrono::seconds(10)) == 0);
+  std::vector<std::string> order;
+  std::istringstream in(worker->Log());
+  for (std::string line; std::getline(in, line);) {
+    if (line.find(" task ") == std::string::npos ||
+        line.find("state=SUCCESS") == std::string::npos) {
+      continue;
+    }
+    auto q = line.find("queue=");
+    order.push_back(line.substr(q + 6, 1));
+  }
+  CHECK(order == std::vector<std::string>{"a", "b", "a", "b", "b", "a"});
+}
+
+}  // namespace
+}  // namespace warmpool::testing
