@@ -206,7 +206,13 @@ int Worker::Run() {
     last_tick_.store(Clock::now().time_since_epoch().count());
     bool got_any = false;
     int room = 0;
+    uint64_t kicks_seen;
+    {
+      std::lock_guard lock(mu_);
+      kicks_seen = kicks_;
+    }
     try {
+      std::lock_guard fetch_lock(fetch_mu_);
       if (need_recover_) {
         broker_->RecoverOwn([this](const std::string& t) { return Held(t); });
         need_recover_ = false;
@@ -226,31 +232,7 @@ int Worker::Run() {
         std::lock_guard lock(mu_);
         room = options_.prefetch_limit() - reserved_;
       }
-      if (room > 0) {
-        auto keys = kombu::ConsumeOrder(options_.key_prefix, queue_order_, {0, 3, 6, 9});
-        std::vector<std::string> key_queues;
-        for (const auto& k : keys) {
-          key_queues.push_back(kombu::QueueFromListKey(options_.key_prefix, k));
-        }
-        auto fetched = broker_->Fetch(keys, key_queues, room, Now());
-        if (!fetched.empty()) {
-          got_any = true;
-          // kombu round_robin: the queue just consumed goes to the end.
-          const std::string last = fetched.back().queue;
-          auto it = std::find(queue_order_.begin(), queue_order_.end(), last);
-          if (it != queue_order_.end() && queue_order_.size() > 1) {
-            std::rotate(it, it + 1, queue_order_.end());
-          }
-          for (auto& f : fetched) {
-            try {
-              HandleFetched(std::move(f));
-            } catch (const RedisError&) {
-              need_recover_ = true;  // the rest are in our in-flight set: recovered next pass
-              throw;
-            }
-          }
-        }
-      }
+      if (room > 0) got_any = FetchAndHandle(room) > 0;
       ready_.store(true);
       error_backoff = std::chrono::milliseconds(100);
     } catch (const RedisError& e) {
@@ -273,17 +255,63 @@ int Worker::Run() {
                     ? std::chrono::duration_cast<Clock::duration>(idle_wait)
                     : std::chrono::duration_cast<Clock::duration>(std::chrono::milliseconds(50));
     if (room > 0) idle_wait = std::min(idle_wait * 2, std::chrono::microseconds(50000));
-    if (!eta_.empty()) {
-      double until = eta_.begin()->first - Now();
+    std::optional<double> next_eta;
+    {
+      std::lock_guard fetch_lock(fetch_mu_);
+      if (!eta_.empty()) next_eta = eta_.begin()->first;
+    }
+    if (next_eta) {
+      double until = *next_eta - Now();
       wait = std::min(wait, std::chrono::duration_cast<Clock::duration>(
                                 std::chrono::duration<double>(std::max(until, 0.0))));
     }
     std::unique_lock lock(mu_);
-    int reserved_before = reserved_;
-    main_cv_.wait_for(lock, wait, [&] { return shutdown_.load() || reserved_ < reserved_before; });
+    main_cv_.wait_for(lock, wait, [&] { return shutdown_.load() || kicks_ != kicks_seen; });
   }
   Shutdown();
   return 0;
+}
+
+int Worker::FetchAndHandle(int room) {
+  auto keys = kombu::ConsumeOrder(options_.key_prefix, queue_order_, {0, 3, 6, 9});
+  std::vector<std::string> key_queues;
+  for (const auto& k : keys) key_queues.push_back(kombu::QueueFromListKey(options_.key_prefix, k));
+  auto fetched = broker_->Fetch(keys, key_queues, room, Now());
+  if (fetched.empty()) return 0;
+  // kombu round_robin: the queue just consumed goes to the end.
+  const std::string last = fetched.back().queue;
+  auto it = std::find(queue_order_.begin(), queue_order_.end(), last);
+  if (it != queue_order_.end() && queue_order_.size() > 1) std::rotate(it, it + 1, queue_order_.end());
+  int n = static_cast<int>(fetched.size());
+  for (auto& f : fetched) {
+    try {
+      HandleFetched(std::move(f));
+    } catch (const RedisError&) {
+      need_recover_ = true;  // the rest are in our in-flight set: recovered next pass
+      throw;
+    }
+  }
+  return n;
+}
+
+int Worker::TryFetchInline() {
+  std::unique_lock fetch_lock(fetch_mu_, std::try_to_lock);
+  if (!fetch_lock.owns_lock() || shutdown_.load() || need_recover_) return 0;
+  int room;
+  {
+    std::lock_guard lock(mu_);
+    if (!ready_jobs_.empty()) return 1;  // more work queued: nothing to take yet
+    room = options_.prefetch_limit() - reserved_;
+  }
+  if (room <= 0) return 1;  // full; a finishing job will kick the consumer loop
+  try {
+    return FetchAndHandle(room);
+  } catch (const RedisError&) {
+    // The consumer loop sees the same error on its next pass, logs it and backs off.
+    metrics_->CountRedisError();
+    need_recover_ = true;
+    return 0;
+  }
 }
 
 void Worker::Heartbeat(double now) {
@@ -455,6 +483,9 @@ void Worker::ExecutorLoop(int slot) {
     }
     RunJob(job);
     if (job->phase.load() == kAbandoned) return;  // replaced in this slot; we were detached
+    // Take the next messages here rather than waking the consumer loop: no thread hop between
+    // tasks when the queue is busy.
+    if (TryFetchInline() == 0) KickConsumer();
   }
 }
 
@@ -563,7 +594,7 @@ void Worker::RunJob(const std::shared_ptr<Job>& job) {
     batch.swap(finish_queue_);
   }
   batch.push_back({job, std::move(out)});
-  WriteBatch(batch);
+  WriteBatch(batch, /*kick=*/false);  // ExecutorLoop takes the next messages or kicks
 }
 
 void Worker::Finish(const std::shared_ptr<Job>& job, const Outcome& out) {
@@ -586,11 +617,11 @@ void Worker::FinisherLoop() {
                    std::make_move_iterator(finish_queue_.begin() + static_cast<long>(n)));
       finish_queue_.erase(finish_queue_.begin(), finish_queue_.begin() + static_cast<long>(n));
     }
-    WriteBatch(batch);
+    WriteBatch(batch, /*kick=*/true);
   }
 }
 
-void Worker::WriteBatch(std::vector<Finishing>& batch) {
+void Worker::WriteBatch(std::vector<Finishing>& batch, bool kick) {
   const double now = Now();
   struct Prepared {
     std::string state;
@@ -691,7 +722,7 @@ void Worker::WriteBatch(std::vector<Finishing>& batch) {
                    {{"id", f.job->msg.id},
                     {"error", e.what()},
                     {"note", "restored on restart or by a visibility sweep"}});
-          Forget(f.job);
+          Forget(f.job, kick);
         }
         return;
       }
@@ -739,15 +770,24 @@ void Worker::WriteBatch(std::vector<Finishing>& batch) {
     }
   }
   for (auto& [type, fields] : events) events_->SendTask(type, std::move(fields));
-  for (auto& f : batch) Forget(f.job);
+  for (auto& f : batch) Forget(f.job, kick);
 }
 
-void Worker::Forget(const std::shared_ptr<Job>& job) {
+void Worker::Forget(const std::shared_ptr<Job>& job, bool kick) {
   job->phase.store(job->phase.load() == kAbandoned ? kAbandoned : kDone);
   {
     std::lock_guard lock(mu_);
     held_.erase(job->fetched.tag);
     --reserved_;
+    if (kick) ++kicks_;
+  }
+  if (kick || shutdown_.load()) main_cv_.notify_all();
+}
+
+void Worker::KickConsumer() {
+  {
+    std::lock_guard lock(mu_);
+    ++kicks_;
   }
   main_cv_.notify_all();
 }
@@ -786,8 +826,11 @@ void Worker::Shutdown() {
             {"note", "no blocking pop is ever in flight: messages are taken by a Lua script"}});
   // 1. Requeue everything not started: ETA-held and ready jobs.
   std::vector<std::shared_ptr<Job>> requeue;
-  for (auto& [t, job] : eta_) requeue.push_back(job);
-  eta_.clear();
+  {
+    std::lock_guard fetch_lock(fetch_mu_);  // no executor takes messages from now on
+    for (auto& [t, job] : eta_) requeue.push_back(job);
+    eta_.clear();
+  }
   {
     std::lock_guard lock(mu_);
     for (auto& job : ready_jobs_) {

@@ -60,6 +60,12 @@ class Worker {
  private:
   // Main-thread steps.
   bool ConnectAndRecover();
+  // Takes up to `room` messages and dispatches them. REQUIRES: fetch_mu_ held.
+  int FetchAndHandle(int room);
+  // Executors, after a task: take the next messages if nobody else is. Returns the number taken
+  // (or 1 when there was nothing to do); 0 asks the caller to kick the consumer loop.
+  int TryFetchInline();
+  void KickConsumer();  // wakes the consumer loop
   void HandleFetched(Fetched fetched);
   void DeadLetter(const Fetched& fetched, const std::string& reason);
   void PromoteDueEta(double now);
@@ -78,8 +84,9 @@ class Worker {
   // Finisher thread: writes finished jobs' results and acks in batches (one round trip each
   // for many tasks), so a short task costs a fraction of a round trip.
   void FinisherLoop();
-  void WriteBatch(std::vector<Finishing>& batch);
-  void Forget(const std::shared_ptr<Job>& job);
+  // Stores results and acks for `batch`; `kick` wakes the consumer loop for the freed room.
+  void WriteBatch(std::vector<Finishing>& batch, bool kick);
+  void Forget(const std::shared_ptr<Job>& job, bool kick = true);
   void Requeue(const std::shared_ptr<Job>& job, const char* reason);
   void LogTask(const Job& job, const std::string& state, double runtime, const std::string& detail);
 
@@ -103,10 +110,12 @@ class Worker {
   std::atomic<int> abandoned_threads_{0};
   std::atomic<std::chrono::steady_clock::rep> last_tick_{0};  // /healthz: main loop alive
 
-  // Main thread only.
-  std::vector<std::string> queue_order_;  // round-robin order
-  std::multimap<double, std::shared_ptr<Job>> eta_;
-  bool need_recover_ = false;
+  // Consumer state, guarded by fetch_mu_: held by the consumer loop while it works, and by an
+  // executor that takes the next messages itself (TryFetchInline). Never held while waiting.
+  std::mutex fetch_mu_;
+  std::vector<std::string> queue_order_;             // round-robin order
+  std::multimap<double, std::shared_ptr<Job>> eta_;  // ETA-held jobs by due time
+  std::atomic<bool> need_recover_{false};
 
   std::mutex mu_;
   std::condition_variable work_cv_;              // executors: ready_jobs_ or stop
@@ -114,7 +123,8 @@ class Worker {
   std::deque<std::shared_ptr<Job>> ready_jobs_;  // guarded by mu_
   std::unordered_map<std::string, std::shared_ptr<Job>> held_;  // guarded by mu_; tag -> job
   std::map<int, std::shared_ptr<Job>> running_;                 // guarded by mu_; slot -> job
-  int reserved_ = 0;                     // guarded by mu_; ready + running + finishing
+  int reserved_ = 0;
+  uint64_t kicks_ = 0;  // guarded by mu_; bumped to wake the consumer loop                     // guarded by mu_; ready + running + finishing
   bool stop_executors_ = false;          // guarded by mu_
   std::vector<std::thread> threads_;     // guarded by mu_; index = slot
   std::condition_variable finish_cv_;    // finisher: finish_queue_ or stop

@@ -57,7 +57,7 @@ class CpuBackend final : public ComputeBackend {
   std::optional<std::vector<Region>> MaskAndFilter(const MaskParams& m, uint8_t* mask) override {
     const size_t count = static_cast<size_t>(width_) * height_;
     ThresholdScores(scores_, count, m.threshold_bin, mask);
-    OpenClose(mask, width_, height_, m.open_radius, m.close_radius, threads_);
+    OpenClose(mask, width_, height_, m.open_radius, m.close_radius, threads_, morph_work_);
     ClearNodata(scores_, count, mask);
     return FilterComponents(mask, width_, height_, m.min_area_px);
   }
@@ -69,6 +69,7 @@ class CpuBackend final : public ComputeBackend {
   int height_ = 0;
   uint16_t* scores_ = nullptr;
   std::vector<std::vector<uint64_t>> histograms_;  // one per thread
+  std::vector<uint8_t> morph_work_;                // reused morphology scratch
 };
 
 }  // namespace

@@ -77,13 +77,15 @@ void FusedPassCpu(const FusedParams& p, const uint16_t* before, const uint16_t* 
                   size_t begin, size_t end, uint16_t* scores, uint64_t* histogram) {
   // Chunks small enough that the scores are still in L1/L2 when the histogram loop reads them.
   constexpr size_t kChunk = 8192;
-  // Four sub-histograms break the store-to-load dependency on runs of equal bins. Bin 4095 is
+  // Eight sub-histograms break the store-to-load dependency on runs of equal bins (no-change
+  // pixels crowd a few bins, so with fewer the increments serialise on store forwarding). Bin 4095 is
   // never a valid magnitude (kScoreMax = 4094), so nodata (0xFFFF & kScoreMask = 4095) lands there
   // without a branch and is dropped when the sub-histograms are folded.
   static_assert(kScoreMax < kScoreBins - 1);
-  std::array<uint32_t, 4 * kScoreBins> sub{};
+  constexpr int kSub = 8;
+  std::array<uint32_t, kSub * kScoreBins> sub{};
   const auto fold = [&] {
-    for (int j = 0; j < 4; ++j) {
+    for (int j = 0; j < kSub; ++j) {
       for (int k = 0; k < kScoreBins - 1; ++k) {
         histogram[k] += sub[j * kScoreBins + k];
       }
@@ -95,11 +97,10 @@ void FusedPassCpu(const FusedParams& p, const uint16_t* before, const uint16_t* 
     const size_t stop = std::min(end, c + kChunk);
     ScoreDispatch(p, before, after, plane, c, stop, scores);
     size_t i = c;
-    for (; i + 4 <= stop; i += 4) {
-      ++sub[0 * kScoreBins + (scores[i] & kScoreMask)];
-      ++sub[1 * kScoreBins + (scores[i + 1] & kScoreMask)];
-      ++sub[2 * kScoreBins + (scores[i + 2] & kScoreMask)];
-      ++sub[3 * kScoreBins + (scores[i + 3] & kScoreMask)];
+    for (; i + kSub <= stop; i += kSub) {
+      for (int j = 0; j < kSub; ++j) {
+        ++sub[j * kScoreBins + (scores[i + j] & kScoreMask)];
+      }
     }
     for (; i < stop; ++i) {
       ++sub[scores[i] & kScoreMask];

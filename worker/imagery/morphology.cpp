@@ -29,32 +29,33 @@ void ParallelRows(int height, int threads, Fn&& fn) {
   }
 }
 
-// Horizontal min/max over [x-r, x+r] clipped to the row.
+// Horizontal min/max over [x-r, x+r] clipped to the row. REQUIRES: mask values are 0 or 1.
 void HorizontalPass(const uint8_t* __restrict__ in, uint8_t* __restrict__ out, int width, int y0,
                     int y1, int r, bool is_dilate) {
   for (int y = y0; y < y1; ++y) {
     const uint8_t* row = in + static_cast<size_t>(y) * width;
     uint8_t* dst = out + static_cast<size_t>(y) * width;
     if (r == 1 && width >= 3) {
-      dst[0] = is_dilate ? std::max(row[0], row[1]) : std::min(row[0], row[1]);
+      // Masks hold 0/1, so max is | and min is & (vectorises; std::max on references does not).
+      dst[0] = is_dilate ? (row[0] | row[1]) : (row[0] & row[1]);
       if (is_dilate) {
         for (int x = 1; x + 1 < width; ++x) {
-          dst[x] = std::max(std::max(row[x - 1], row[x]), row[x + 1]);
+          dst[x] = row[x - 1] | row[x] | row[x + 1];
         }
       } else {
         for (int x = 1; x + 1 < width; ++x) {
-          dst[x] = std::min(std::min(row[x - 1], row[x]), row[x + 1]);
+          dst[x] = row[x - 1] & row[x] & row[x + 1];
         }
       }
-      dst[width - 1] = is_dilate ? std::max(row[width - 2], row[width - 1])
-                                 : std::min(row[width - 2], row[width - 1]);
+      dst[width - 1] =
+          is_dilate ? (row[width - 2] | row[width - 1]) : (row[width - 2] & row[width - 1]);
       continue;
     }
     for (int x = 0; x < width; ++x) {
       const int a = std::max(0, x - r), b = std::min(width - 1, x + r);
       uint8_t v = row[a];
       for (int k = a + 1; k <= b; ++k) {
-        v = is_dilate ? std::max(v, row[k]) : std::min(v, row[k]);
+        v = is_dilate ? (v | row[k]) : (v & row[k]);
       }
       dst[x] = v;
     }
@@ -72,11 +73,11 @@ void VerticalPass(const uint8_t* __restrict__ in, uint8_t* __restrict__ out, int
       const uint8_t* src = in + static_cast<size_t>(k) * width;
       if (is_dilate) {
         for (int x = 0; x < width; ++x) {
-          dst[x] = std::max(dst[x], src[x]);
+          dst[x] = dst[x] | src[x];
         }
       } else {
         for (int x = 0; x < width; ++x) {
-          dst[x] = std::min(dst[x], src[x]);
+          dst[x] = dst[x] & src[x];
         }
       }
     }
@@ -105,22 +106,27 @@ void MorphologyPass(const uint8_t* in, uint8_t* out, uint8_t* scratch, int width
   });
 }
 
-void OpenClose(std::vector<uint8_t>& mask, int width, int height, int open_radius, int close_radius,
-               int threads) {
+void OpenClose(uint8_t* mask, int width, int height, int open_radius, int close_radius,
+               int threads, std::vector<uint8_t>& work) {
   if (open_radius <= 0 && close_radius <= 0) {
     return;
   }
-  std::vector<uint8_t> tmp(mask.size()), scratch(mask.size());
+  const size_t count = static_cast<size_t>(width) * height;
+  if (work.size() < 2 * count) {
+    work.resize(2 * count);
+  }
+  uint8_t* tmp_ptr = work.data();
+  uint8_t* scratch_ptr = work.data() + count;
   if (open_radius > 0) {
-    MorphologyPass(mask, tmp.data(), scratch.data(), width, height, open_radius, false,
+    MorphologyPass(mask, tmp_ptr, scratch_ptr, width, height, open_radius, false,
                    threads);
-    MorphologyPass(tmp.data(), mask, scratch.data(), width, height, open_radius, true,
+    MorphologyPass(tmp_ptr, mask, scratch_ptr, width, height, open_radius, true,
                    threads);
   }
   if (close_radius > 0) {
-    MorphologyPass(mask, tmp.data(), scratch.data(), width, height, close_radius, true,
+    MorphologyPass(mask, tmp_ptr, scratch_ptr, width, height, close_radius, true,
                    threads);
-    MorphologyPass(tmp.data(), mask, scratch.data(), width, height, close_radius, false,
+    MorphologyPass(tmp_ptr, mask, scratch_ptr, width, height, close_radius, false,
                    threads);
   }
 }
