@@ -22,13 +22,19 @@ ENV DEBIAN_FRONTEND=noninteractive
 COPY scripts/install-deps.sh /src/scripts/install-deps.sh
 RUN /src/scripts/install-deps.sh && rm -rf /var/lib/apt/lists/*
 # nvcc + static cudart from NVIDIA's Debian 12 CUDA repository (build stage only; nothing of it is
-# copied to the runtime image except what is linked into the binary).
+# copied to the runtime image except what is linked into the binary). Plus CMake 3.31 from
+# bookworm-backports: the project builds CUDA as C++20 (CMAKE_CUDA_STANDARD 20) and Debian 12's
+# CMake 3.25 has no CUDA20 flags for nvcc ("requires the language dialect CUDA20"); checked with
+# 3.31.6~bpo12 + nvcc 13.0 on Debian 12.
 RUN if [ "$WARMPOOL_ENABLE_CUDA" != "OFF" ]; then \
       curl -fsSL -o /tmp/cuda-keyring.deb \
         https://developer.download.nvidia.com/compute/cuda/repos/debian12/x86_64/cuda-keyring_1.1-1_all.deb \
    && dpkg -i /tmp/cuda-keyring.deb && rm /tmp/cuda-keyring.deb \
+   && echo "deb http://deb.debian.org/debian bookworm-backports main" \
+        > /etc/apt/sources.list.d/backports.list \
    && apt-get update \
    && apt-get install -y --no-install-recommends cuda-nvcc-${CUDA_VERSION} cuda-cudart-dev-${CUDA_VERSION} \
+   && apt-get install -y --no-install-recommends -t bookworm-backports cmake cmake-data \
    && rm -rf /var/lib/apt/lists/*; \
     fi
 # NVIDIA's packages install under /usr/local/cuda-13.0 (the /usr/local/cuda link comes from an
