@@ -9,7 +9,7 @@ source_root=${2:-$(cd "$manifests/.." && pwd)}
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 
 KUBECTL=${KUBECTL:-$(command -v kubectl || true)}
-if [[ -z "$KUBECTL" ]]; then
+if [[ -z "$KUBECTL" || ! -x "$KUBECTL" ]]; then
   echo "SKIP: kubectl not found (need kubectl >= 1.27 with built-in kustomize v5)"
   exit 77
 fi
