@@ -6,8 +6,9 @@
 
 namespace warmpool::policy {
 
-// The hybrid-histogram policy's memory (Shahrad et al., USENIX ATC 2020): idle gaps (end of one
-// busy period to the next arrival) in 1-minute bins over 4 hours, plus one out-of-range bin.
+// The hybrid-histogram policy's memory (Shahrad et al., USENIX ATC 2020): gaps between bursts in
+// 1-minute bins over 4 hours, plus one out-of-range bin. (Shahrad bins idle times, end of work to
+// next arrival; warmpool records start to start, see PolicyState::gaps.)
 // Plain data; copyable; an empty `bins` means no gap seen yet.
 struct IdleGapHistogram {
   static constexpr int64_t kBinSeconds = 60;

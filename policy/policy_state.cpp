@@ -1,6 +1,7 @@
 #include "policy/policy_state.h"
 
 #include <algorithm>
+#include <cmath>
 
 #include <nlohmann/json.hpp>
 
@@ -8,7 +9,7 @@ namespace warmpool::policy {
 namespace {
 
 using Clock = std::chrono::system_clock;
-constexpr double kDurationWeight = 0.2;  // EWMA weight of a new duration measurement
+constexpr double kDurationWeight = 0.1;  // EWMA weight per measured task
 constexpr double kBurstWeight = 0.3;     // EWMA weight of a new busy period's peak
 constexpr double kColdWeight = 0.3;      // EWMA weight of a new cold-start measurement
 
@@ -32,10 +33,11 @@ PolicyState Observe(const PolicyState& state, const ScalerMetadata& spec, const 
   const int64_t work = obs.pending + obs.in_flight;
   if (work > 0) {
     if (!s.busy) {
-      if (s.idle_since) {
+      if (s.busy_since) {
         s.gaps = RecordGap(std::move(s.gaps),
-                           std::chrono::duration_cast<std::chrono::seconds>(now - *s.idle_since));
+                           std::chrono::duration_cast<std::chrono::seconds>(now - *s.busy_since));
       }
+      s.busy_since = now;
       s.period_peak = 0;
     }
     s.busy = true;
@@ -64,9 +66,12 @@ PolicyState Observe(const PolicyState& state, const ScalerMetadata& spec, const 
     s.waiting_since.reset();
   }
   if (obs.measured_task_seconds && *obs.measured_task_seconds > 0) {
+    // Per-task EWMA: a mean over n tasks weighs as n measurements, so the few long tasks that
+    // finish last in a burst do not outweigh the many that finished together.
     const double v = *obs.measured_task_seconds;
-    s.task_seconds =
-        s.task_seconds == 0 ? v : (1 - kDurationWeight) * s.task_seconds + kDurationWeight * v;
+    const double n = static_cast<double>(std::max<int64_t>(1, obs.measured_task_count));
+    const double w = 1 - std::pow(1 - kDurationWeight, n);
+    s.task_seconds = s.task_seconds == 0 ? v : (1 - w) * s.task_seconds + w * v;
   }
   return s;
 }
@@ -77,6 +82,7 @@ std::string EncodeState(const PolicyState& state) {
   if (state.last_observed) j["lastObservedNs"] = ToNanos(*state.last_observed);
   j["busy"] = state.busy;
   if (state.idle_since) j["idleSinceNs"] = ToNanos(*state.idle_since);
+  if (state.busy_since) j["busySinceNs"] = ToNanos(*state.busy_since);
   nlohmann::json gaps = nlohmann::json::array();
   for (size_t i = 0; i < state.gaps.bins.size(); ++i) {
     if (state.gaps.bins[i] > 0) gaps.push_back({i, state.gaps.bins[i]});
@@ -99,6 +105,7 @@ bool DecodeState(std::string_view text, PolicyState* out) {
       s.last_observed = FromNanos(j.at("lastObservedNs").get<int64_t>());
     s.busy = j.at("busy").get<bool>();
     if (j.contains("idleSinceNs")) s.idle_since = FromNanos(j.at("idleSinceNs").get<int64_t>());
+    if (j.contains("busySinceNs")) s.busy_since = FromNanos(j.at("busySinceNs").get<int64_t>());
     const auto& gaps = j.at("gaps");
     if (!gaps.is_array()) return false;
     for (const auto& pair : gaps) {

@@ -21,6 +21,7 @@ struct Observation {
   // Mean run time of tasks that finished since the previous observation (e.g. from results'
   // timing); nullopt = not measured. Feeds the duration estimate used by `drainSeconds`.
   std::optional<double> measured_task_seconds;
+  int64_t measured_task_count = 1;  // how many finished tasks measured_task_seconds averages
 };
 
 // Per-ScaledObject memory the policy carries between decisions. The scaler persists it (encoded
@@ -33,7 +34,12 @@ struct PolicyState {
   // First observation without work after a busy period (the keep-alive clock and the start of the
   // current idle gap); nullopt while busy or before any work was seen.
   std::optional<std::chrono::system_clock::time_point> idle_since;
-  IdleGapHistogram gaps;    // idle gaps seen so far
+  // Start of the current (or last) busy period: the first observation with work after idle.
+  std::optional<std::chrono::system_clock::time_point> busy_since;
+  // Gaps between the starts of successive busy periods (burst inter-arrival times). Measured
+  // start to start, not from the end of work, so the policy's own cold starts (which stretch a
+  // busy period) do not shift what it learns.
+  IdleGapHistogram gaps;
   double task_seconds = 0;  // EWMA of measured task duration (seconds); 0 = unknown
   double burst_work = 0;    // EWMA of the peak work (pending + in_flight) per busy period; 0 = none
   int64_t period_peak = 0;  // peak work in the current busy period
@@ -48,9 +54,10 @@ struct PolicyState {
 };
 
 // The pure state update the scaler calls once per fresh observation, before Decide:
-//   - work (pending + in_flight) appearing after an idle gap records that gap in the histogram;
+//   - work (pending + in_flight) appearing after idle records the time since the previous busy
+//     period started in the histogram;
 //   - work ending starts the idle clock and folds the busy period's peak into burst_work;
-//   - a measured task duration updates the duration EWMA (weight 0.2);
+//   - a measured task duration updates the duration EWMA (weight 0.1 per task);
 //   - the wait from work appearing with nothing in flight to the first running task is a cold
 //     start measurement when longer than coldStartSeconds / 2.
 // Idempotent and monotonic: an observation at or before state.last_observed returns `state`

@@ -47,9 +47,16 @@ double KeepAliveSeconds(const ScalerMetadata& spec, const PolicyState& state) {
   const double b = BreakEvenSeconds(spec, state);
   if (spec.prewarm_histogram) {
     const GapSummary g = SummariseGaps(state.gaps);
-    const auto b_seconds = std::chrono::seconds(static_cast<int64_t>(b));
-    if (g.representative && GapShareWithin(state.gaps, b_seconds) >= 0.5) {
-      return std::min(b, static_cast<double>(g.tail.count()));
+    // Gaps run start to start; the last busy period already used `busy` of the next gap.
+    const double busy = state.idle_since && state.busy_since
+                            ? std::max(0.0, Seconds(*state.idle_since - *state.busy_since))
+                            : 0.0;
+    const auto at = [](double s) { return std::chrono::seconds(static_cast<int64_t>(s)); };
+    const double before = GapShareWithin(state.gaps, at(busy));
+    const double soon =
+        before < 1 ? (GapShareWithin(state.gaps, at(busy + b)) - before) / (1 - before) : 0;
+    if (g.representative && soon >= 0.5) {
+      return std::min(b, std::max(0.0, static_cast<double>(g.tail.count()) - busy));
     }
   }
   return std::max(0.0, b - static_cast<double>(spec.node_unneeded_seconds));
@@ -109,7 +116,9 @@ Decision Decide(const ScalerMetadata& spec, const Observation& obs, const Policy
       const double tail = static_cast<double>(g.tail.count());
       const bool sharp = g.representative && !g.tail_out_of_range &&
                          tail - head <= std::max(BreakEvenSeconds(spec, state), head / 2);
-      if (sharp && idle >= head - PrewarmLeadSeconds(spec, state) && idle < tail) {
+      // The histogram runs start to start: measure from the last busy period's start.
+      const double since = state.busy_since ? Seconds(now - *state.busy_since) : idle;
+      if (sharp && since >= head - PrewarmLeadSeconds(spec, state) && since < tail) {
         const int64_t burst = static_cast<int64_t>(std::ceil(state.burst_work - 1e-9));
         int64_t replicas = CeilDiv(burst, tpr);
         if (const int64_t drain = DrainReplicas(spec, burst, 0, state); drain >= 0) {

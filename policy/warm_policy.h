@@ -39,8 +39,9 @@ bool operator==(const Decision& a, const Decision& b);
 double BreakEvenSeconds(const ScalerMetadata& spec, const PolicyState& state);
 
 // The keep-alive after work ends, in seconds. `keepAlive: N` gives N. `auto`:
-//   - if the idle-gap histogram is representative and at least half of the gaps are shorter than
-//     the break-even time B: min(B, p99 gap) (the next arrival is likely soon: stay warm);
+//   - if the gap histogram is representative and, given the time the last busy period already
+//     took, the next burst is at least 50 % likely within the break-even time B: min(B, p99 gap
+//     left) (the next arrival is likely soon: stay warm);
 //   - otherwise max(0, B - nodeUnneededSeconds): the node the pod leaves stays billed for
 //     nodeUnneededSeconds anyway, and a come-back within it costs only a pod start.
 double KeepAliveSeconds(const ScalerMetadata& spec, const PolicyState& state);
@@ -62,7 +63,7 @@ double PrewarmLeadSeconds(const ScalerMetadata& spec, const PolicyState& state);
 //   4. ETA pre-warm: the earliest scheduled eta is within the pre-warm lead: active, >= 1.
 //   5. keep-alive: idle for less than KeepAliveSeconds since work ended: active, >= 1.
 //   6. learned pre-warm: the histogram is representative, its 5th-99th percentile spread is sharp
-//      (<= max(B, head / 2)) and now is in [idle_since + head - lead, idle_since + p99], lead =
+//      (<= max(B, head / 2)) and now is in [busy_since + head - lead, busy_since + p99], lead =
 //      PrewarmLeadSeconds: active with the replicas the expected burst needs (state.burst_work
 //      tasks, drain-sized when a duration is known; >= 1).
 //   7. otherwise inactive; desired = ceil(work / tasksPerReplica) (0 when idle), as v1.

@@ -29,7 +29,8 @@ for w in W1 W2 W3 W4 W5; do
   for s in $SEEDS; do
     tl=""
     [[ "$s" == "1" ]] && tl="--timeline 60"
-    echo "$OUT_DIR/base-$w-$s.json run --workload $w --seed $s --format json $tl" >>"$jobs_file"
+    echo "$OUT_DIR/base-$w-$s.json run --workload $w --seed $s --format json $tl" |
+      sed 's/ *$//' >>"$jobs_file"  # xargs -L joins lines that end in a blank
     # What-if: the cluster autoscaler removes empty nodes after 1 min instead of 10 (AKS
     # autoscaler profile scale-down-unneeded-time=1m, scale-down-delay-after-add=1m), for every
     # policy alike.

@@ -227,6 +227,7 @@ class Simulation {
     if (policy_.measure_durations && finished_since_observe_ > 0) {
       o.measured_task_seconds = (finished_durations_sum_ - durations_reported_) /
                                 static_cast<double>(finished_since_observe_);
+      o.measured_task_count = finished_since_observe_;
       durations_reported_ = finished_durations_sum_;
       finished_since_observe_ = 0;
     }
@@ -838,11 +839,11 @@ std::vector<PolicySpec> DefaultPolicies(const std::map<std::string, std::string>
 }
 
 Status ApplyScaledObjectOption(const std::string& key, const std::string& value, PolicySpec* p) {
-  if (key == "push") {
+  if (key == "push" || key == "measureDurations") {
     if (value != "true" && value != "false") {
-      return Status::InvalidArgument("--scaledobject push=\"" + value + "\": true or false");
+      return Status::InvalidArgument("--scaledobject " + key + "=\"" + value + "\": true or false");
     }
-    p->keda.push = value == "true";
+    (key == "push" ? p->keda.push : p->measure_durations) = value == "true";
     return Status::Ok();
   }
   char* end = nullptr;

@@ -85,7 +85,8 @@ std::vector<PolicySpec> DefaultPolicies(const std::map<std::string, std::string>
 
 // Overrides one of warmpool's Kubernetes settings (what-if runs; baselines are never changed):
 // pollingInterval, cooldownPeriod, scaleDownStabilizationSeconds, terminationGracePeriodSeconds
-// (integers >= 0) or push (true/false). InvalidArgument names the key and value.
+// (integers >= 0), push or measureDurations (true/false: whether the scaler reports measured
+// task durations). InvalidArgument names the key and value.
 Status ApplyScaledObjectOption(const std::string& key, const std::string& value, PolicySpec* p);
 
 }  // namespace warmpool::sim

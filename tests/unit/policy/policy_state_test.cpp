@@ -1,5 +1,6 @@
 #include "policy/policy_state.h"
 
+#include <cmath>
 #include <vector>
 
 #include <catch2/catch.hpp>
@@ -27,6 +28,8 @@ TEST_CASE("Observe tracks busy periods, idle gaps and burst size", "[state]") {
   CHECK_FALSE(s.busy);
   CHECK_FALSE(s.idle_since);  // never busy: nothing to keep alive
   s = Observe(s, spec, Work(4, 1), kT0 + seconds(10));
+  REQUIRE(s.busy_since);
+  CHECK(*s.busy_since == kT0 + seconds(10));
   s = Observe(s, spec, Work(0, 8), kT0 + seconds(20));
   CHECK(s.busy);
   CHECK(s.period_peak == 8);
@@ -40,7 +43,8 @@ TEST_CASE("Observe tracks busy periods, idle gaps and burst size", "[state]") {
   CHECK(*s.idle_since == kT0 + seconds(30));  // the idle clock does not restart
   s = Observe(s, spec, Work(2), kT0 + seconds(30) + minutes(7) + seconds(5));
   CHECK(GapSamples(s.gaps) == 1);
-  CHECK(s.gaps.bins[7] == 1);
+  CHECK(s.gaps.bins[7] == 1);  // start to start: 455 s - 10 s
+  CHECK(*s.busy_since == kT0 + seconds(30) + minutes(7) + seconds(5));
   CHECK_FALSE(s.idle_since);
   s = Observe(s, spec, Work(0), kT0 + minutes(9));
   CHECK(s.burst_work == Approx(0.7 * 8 + 0.3 * 2));
@@ -53,10 +57,15 @@ TEST_CASE("Observe folds measured durations into an EWMA", "[state]") {
   CHECK(s.task_seconds == Approx(10));
   o.measured_task_seconds = 20;
   s = Observe(s, {}, o, kT0 + seconds(1));
-  CHECK(s.task_seconds == Approx(12));
+  CHECK(s.task_seconds == Approx(11));  // weight 0.1 per task
   o.measured_task_seconds.reset();
   s = Observe(s, {}, o, kT0 + seconds(2));
-  CHECK(s.task_seconds == Approx(12));
+  CHECK(s.task_seconds == Approx(11));
+  o.measured_task_seconds = 1;  // a mean over 10 tasks weighs as 10 measurements
+  o.measured_task_count = 10;
+  s = Observe(s, {}, o, kT0 + seconds(3));
+  const double w = 1 - std::pow(0.9, 10);
+  CHECK(s.task_seconds == Approx((1 - w) * 11 + w * 1));
 }
 
 TEST_CASE("Observe measures cold starts: work waiting with nothing in flight", "[state]") {

@@ -249,6 +249,13 @@ TEST_CASE("Histogram: a sharp long gap pre-warms coldStartSeconds before the hea
       if (d.active) CHECK(d.reason == kReasonPrewarm);
     }
   }
+  SECTION("gaps run start to start: a long busy period moves the window earlier after idle") {
+    s.idle_since = kNow - minutes(36);
+    s.busy_since = kNow - minutes(46);  // the last burst took 10 minutes
+    CHECK(Decide(spec, Obs(0), s, kNow).reason == kReasonPrewarm);
+    s.busy_since = kNow - minutes(36);
+    CHECK_FALSE(Decide(spec, Obs(0), s, kNow).active);
+  }
   SECTION("prewarm off disables it") {
     spec.prewarm_histogram = false;
     s.idle_since = kNow - minutes(50);
@@ -273,6 +280,19 @@ TEST_CASE("Histogram: a sharp long gap pre-warms coldStartSeconds before the hea
     CHECK(PrewarmLeadSeconds(spec, s) == 300);
     CHECK_FALSE(Decide(spec, Obs(0), s, kNow).active);
   }
+}
+
+TEST_CASE("Histogram: keep-alive counts the busy time already spent of the next gap",
+          "[policy][histogram]") {
+  ScalerMetadata spec;  // B = 300 s
+  PolicyState s = WithGaps({minutes(10), minutes(11), minutes(12), minutes(13)}, 3);
+  // Idle right after a short burst: the next start is 10-13 min away, beyond B: no keep-alive.
+  s.busy_since = kNow - minutes(1);
+  s.idle_since = kNow;
+  CHECK(KeepAliveSeconds(spec, s) == Approx(0));
+  // After an 8-minute burst the next start is 2-5 min away: likely within B, stay warm.
+  s.busy_since = kNow - minutes(8);
+  CHECK(KeepAliveSeconds(spec, s) == Approx(300));
 }
 
 TEST_CASE("Histogram: heavy-tailed or sparse gaps do not pre-warm", "[policy][histogram]") {
