@@ -154,16 +154,19 @@ Broker::Broker(RedisEndpoint endpoint, std::string key_prefix, std::string hostn
       restore_script_(kRestoreLua),
       unlock_script_(kUnlockLua) {}
 
-std::vector<Fetched> Broker::Fetch(const std::vector<std::string>& list_keys,
-                                   const std::vector<std::string>& queues, int max, double now) {
-  std::vector<std::string> keys = {unacked_, unacked_index_, inflight_key_, deadletter_key_};
-  keys.insert(keys.end(), list_keys.begin(), list_keys.end());
-  std::vector<std::string> args = {FormatScore(now), hostname_, std::to_string(max)};
-  args.insert(args.end(), queues.begin(), queues.end());
-  auto conn = pool_.Acquire();
-  RedisReplyPtr reply = fetch_script_.Run(*conn, keys, args);
+LuaScript::Call Broker::FetchCall(const std::vector<std::string>& list_keys,
+                                  const std::vector<std::string>& queues, int max,
+                                  double now) const {
+  LuaScript::Call c{{unacked_, unacked_index_, inflight_key_, deadletter_key_},
+                    {FormatScore(now), hostname_, std::to_string(max)}};
+  c.keys.insert(c.keys.end(), list_keys.begin(), list_keys.end());
+  c.args.insert(c.args.end(), queues.begin(), queues.end());
+  return c;
+}
+
+std::vector<Fetched> Broker::ParseFetchReply(const redisReply* reply) const {
   std::vector<Fetched> out;
-  auto elems = ReplyElements(reply.get());
+  auto elems = ReplyElements(reply);
   for (size_t i = 0; i + 4 < elems.size(); i += 5) {
     Fetched f;
     std::string kind = ReplyString(elems[i]);
@@ -180,6 +183,14 @@ std::vector<Fetched> Broker::Fetch(const std::vector<std::string>& list_keys,
     out.push_back(std::move(f));
   }
   return out;
+}
+
+std::vector<Fetched> Broker::Fetch(const std::vector<std::string>& list_keys,
+                                   const std::vector<std::string>& queues, int max, double now) {
+  LuaScript::Call c = FetchCall(list_keys, queues, max, now);
+  auto conn = pool_.Acquire();
+  RedisReplyPtr reply = fetch_script_.Run(*conn, c.keys, c.args);
+  return ParseFetchReply(reply.get());
 }
 
 void Broker::Ack(const std::string& tag, const std::string& push_key,
@@ -212,9 +223,10 @@ void Broker::AckMany(const std::vector<AckOp>& ops) {
   ack_script_.RunMany(*conn, calls);
 }
 
-void Broker::FinishMany(const std::vector<AckOp>& ops, const std::vector<std::string>& result_keys,
-                        const std::vector<std::string>& results, int backend_db, long expires) {
-  if (ops.empty()) return;
+std::vector<LuaScript::Call> Broker::FinishCalls(const std::vector<AckOp>& ops,
+                                                 const std::vector<std::string>& result_keys,
+                                                 const std::vector<std::string>& results,
+                                                 int backend_db, long expires) const {
   std::vector<LuaScript::Call> calls;
   calls.reserve(ops.size());
   const std::string backend = std::to_string(backend_db);
@@ -228,8 +240,48 @@ void Broker::FinishMany(const std::vector<AckOp>& ops, const std::vector<std::st
     if (!op.push_key.empty()) c.keys.push_back(op.push_key);
     calls.push_back(std::move(c));
   }
+  return calls;
+}
+
+void Broker::FinishMany(const std::vector<AckOp>& ops, const std::vector<std::string>& result_keys,
+                        const std::vector<std::string>& results, int backend_db, long expires) {
+  if (ops.empty()) return;
+  auto calls = FinishCalls(ops, result_keys, results, backend_db, expires);
   auto conn = pool_.Acquire();
   finish_script_.RunMany(*conn, calls);
+}
+
+void Broker::FinishManyThenFetch(const std::vector<AckOp>& ops,
+                                 const std::vector<std::string>& result_keys,
+                                 const std::vector<std::string>& results, int backend_db,
+                                 long expires, const std::vector<std::string>& list_keys,
+                                 const std::vector<std::string>& queues, int max, double now,
+                                 std::vector<Fetched>* fetched) {
+  auto calls = FinishCalls(ops, result_keys, results, backend_db, expires);
+  auto conn = pool_.Acquire();
+  std::string finish_sha = finish_script_.Sha(*conn);
+  std::string fetch_sha = fetch_script_.Sha(*conn);
+  std::vector<RedisArgs> cmds;
+  cmds.reserve(calls.size() + 1);
+  for (const auto& c : calls) cmds.push_back(LuaScript::EvalShaCommand(finish_sha, c));
+  cmds.push_back(LuaScript::EvalShaCommand(fetch_sha, FetchCall(list_keys, queues, max, now)));
+  auto replies = conn->Pipeline(cmds);
+  const redisReply* fetch_reply = replies.back().get();
+  std::string error;
+  if (ReplyIsError(fetch_reply)) {
+    error = std::string(fetch_reply->str, fetch_reply->len);
+  } else {
+    *fetched = ParseFetchReply(fetch_reply);
+  }
+  for (size_t i = 0; i + 1 < replies.size() && error.empty(); ++i) {
+    if (ReplyIsError(replies[i].get())) error = std::string(replies[i]->str, replies[i]->len);
+  }
+  if (error.empty()) return;
+  if (error.rfind("NOSCRIPT", 0) == 0) {
+    finish_script_.Reload(*conn);
+    fetch_script_.Reload(*conn);
+  }
+  throw RedisReplyError("redis " + conn->endpoint().Redacted() + ": EVALSHA: " + error);
 }
 
 std::string Broker::ListKey(const std::string& queue, int priority) const {

@@ -72,6 +72,16 @@ class Broker {
   void FinishMany(const std::vector<AckOp>& ops, const std::vector<std::string>& result_keys,
                   const std::vector<std::string>& results, int backend_db, long expires);
 
+  // FinishMany and then Fetch in the same pipeline (one round trip for "finish this task, take
+  // the next"). `fetched` is filled from the fetch reply even when a finish reply was an error,
+  // which is thrown afterwards (RedisError); the caller then repeats the finish (idempotent).
+  void FinishManyThenFetch(const std::vector<AckOp>& ops,
+                           const std::vector<std::string>& result_keys,
+                           const std::vector<std::string>& results, int backend_db, long expires,
+                           const std::vector<std::string>& list_keys,
+                           const std::vector<std::string>& queues, int max, double now,
+                           std::vector<Fetched>* fetched);
+
   enum class RestoreResult { kRestored, kGone };
   // Re-queues the unacked message `tag` as kombu's restore_by_tag: RPUSH (next to be consumed)
   // to its queue's priority list with redelivered=true, and removes it from unacked,
@@ -109,6 +119,13 @@ class Broker {
   const RedisEndpoint& endpoint() const { return pool_.endpoint(); }
 
  private:
+  std::vector<LuaScript::Call> FinishCalls(const std::vector<AckOp>& ops,
+                                           const std::vector<std::string>& result_keys,
+                                           const std::vector<std::string>& results, int backend_db,
+                                           long expires) const;
+  LuaScript::Call FetchCall(const std::vector<std::string>& list_keys,
+                            const std::vector<std::string>& queues, int max, double now) const;
+  std::vector<Fetched> ParseFetchReply(const redisReply* reply) const;
   std::string TargetList(RedisConnection& conn, const std::string& exchange,
                          const std::string& routing_key, int priority);
   RestoreResult RestoreOn(RedisConnection& conn, const std::string& tag);

@@ -40,6 +40,21 @@ RedisReplyPtr LuaScript::Run(RedisConnection& conn, const std::vector<std::strin
   return reply;
 }
 
+std::string LuaScript::Sha(RedisConnection& conn) {
+  {
+    std::lock_guard lock(mu_);
+    if (!sha_.empty()) return sha_;
+  }
+  return Load(conn);
+}
+
+RedisArgs LuaScript::EvalShaCommand(const std::string& sha, const Call& call) {
+  RedisArgs cmd = {"EVALSHA", sha, std::to_string(call.keys.size())};
+  cmd.insert(cmd.end(), call.keys.begin(), call.keys.end());
+  cmd.insert(cmd.end(), call.args.begin(), call.args.end());
+  return cmd;
+}
+
 std::vector<RedisReplyPtr> LuaScript::RunMany(RedisConnection& conn,
                                               const std::vector<Call>& calls) {
   std::string sha;

@@ -28,6 +28,12 @@ class LuaScript {
   };
   std::vector<RedisReplyPtr> RunMany(RedisConnection& conn, const std::vector<Call>& calls);
 
+  // For callers that pipeline several scripts themselves: the SHA (loaded on first use), the
+  // EVALSHA command for a call, and a reload after a NOSCRIPT reply.
+  std::string Sha(RedisConnection& conn);
+  static RedisArgs EvalShaCommand(const std::string& sha, const Call& call);
+  void Reload(RedisConnection& conn) { Load(conn); }
+
  private:
   std::string Load(RedisConnection& conn);
 

@@ -48,6 +48,17 @@ struct Finishing {
   Outcome outcome;
 };
 
+// A take piggy-backed on a finish (RunJob's inline path).
+struct FetchRequest {
+  std::vector<std::string> keys;    // consume order
+  std::vector<std::string> queues;  // queue of each key
+  int room = 0;
+  std::vector<Fetched> fetched;
+  bool attempted = false;                              // the combined pipeline was sent
+  bool ok = false;                                     // ... and every reply was read without error
+  std::unique_lock<std::mutex>* fetch_lock = nullptr;  // released when the attempt fails
+};
+
 namespace {
 
 using Clock = std::chrono::steady_clock;
@@ -272,16 +283,25 @@ int Worker::Run() {
   return 0;
 }
 
-int Worker::FetchAndHandle(int room) {
+std::vector<std::string> Worker::ConsumeKeys(std::vector<std::string>* key_queues) const {
   auto keys = kombu::ConsumeOrder(options_.key_prefix, queue_order_, {0, 3, 6, 9});
+  for (const auto& k : keys) key_queues->push_back(kombu::QueueFromListKey(options_.key_prefix, k));
+  return keys;
+}
+
+int Worker::FetchAndHandle(int room) {
   std::vector<std::string> key_queues;
-  for (const auto& k : keys) key_queues.push_back(kombu::QueueFromListKey(options_.key_prefix, k));
-  auto fetched = broker_->Fetch(keys, key_queues, room, Now());
+  auto keys = ConsumeKeys(&key_queues);
+  return HandleFetchedBatch(broker_->Fetch(keys, key_queues, room, Now()));
+}
+
+int Worker::HandleFetchedBatch(std::vector<Fetched> fetched) {
   if (fetched.empty()) return 0;
   // kombu round_robin: the queue just consumed goes to the end.
   const std::string last = fetched.back().queue;
   auto it = std::find(queue_order_.begin(), queue_order_.end(), last);
-  if (it != queue_order_.end() && queue_order_.size() > 1) std::rotate(it, it + 1, queue_order_.end());
+  if (it != queue_order_.end() && queue_order_.size() > 1)
+    std::rotate(it, it + 1, queue_order_.end());
   int n = static_cast<int>(fetched.size());
   for (auto& f : fetched) {
     try {
@@ -481,15 +501,16 @@ void Worker::ExecutorLoop(int slot) {
       job->started = Clock::now();
       running_[slot] = job;
     }
-    RunJob(job);
+    int took = RunJob(job);
     if (job->phase.load() == kAbandoned) return;  // replaced in this slot; we were detached
     // Take the next messages here rather than waking the consumer loop: no thread hop between
     // tasks when the queue is busy.
-    if (TryFetchInline() == 0) KickConsumer();
+    if (took < 0) took = TryFetchInline();
+    if (took == 0) KickConsumer();
   }
 }
 
-void Worker::RunJob(const std::shared_ptr<Job>& job) {
+int Worker::RunJob(const std::shared_ptr<Job>& job) {
   const celery::TaskMessage& msg = job->msg;
   Outcome out;
   metrics_->ObserveQueued(std::max(0.0, Now() - job->taken_at));
@@ -575,7 +596,7 @@ void Worker::RunJob(const std::shared_ptr<Job>& job) {
     }
   }
   int expected = kRunning;
-  if (!job->phase.compare_exchange_strong(expected, kFinishing)) return;  // abandoned
+  if (!job->phase.compare_exchange_strong(expected, kFinishing)) return 1;  // abandoned
   {
     std::lock_guard lock(mu_);
     running_.erase(job->slot);
@@ -589,12 +610,53 @@ void Worker::RunJob(const std::shared_ptr<Job>& job) {
     if (!ready_jobs_.empty()) {
       finish_queue_.push_back({job, std::move(out)});
       finish_cv_.notify_one();
-      return;
+      return 1;
     }
     batch.swap(finish_queue_);
   }
   batch.push_back({job, std::move(out)});
-  WriteBatch(batch, /*kick=*/false);  // ExecutorLoop takes the next messages or kicks
+  // With the result backend on the broker's server, finishing and taking the next messages go
+  // in one pipeline: one round trip per task.
+  std::unique_lock fetch_lock(fetch_mu_, std::defer_lock);
+  FetchRequest request;
+  FetchRequest* fetch = nullptr;
+  if (same_server_ && !shutdown_.load() && !need_recover_ && fetch_lock.try_lock() &&
+      !shutdown_.load()) {
+    std::lock_guard lock(mu_);
+    request.room = options_.prefetch_limit() - reserved_ + static_cast<int>(batch.size());
+    if (ready_jobs_.empty() && request.room > 0) fetch = &request;
+  }
+  if (fetch == nullptr) {
+    if (fetch_lock.owns_lock()) fetch_lock.unlock();
+    WriteBatch(batch, /*kick=*/false, nullptr);  // ExecutorLoop takes the next or kicks
+    return -1;
+  }
+  request.keys = ConsumeKeys(&request.queues);
+  request.fetch_lock = &fetch_lock;
+  WriteBatch(batch, /*kick=*/false, fetch);
+  if (request.attempted && !request.ok) need_recover_ = true;  // the take may have happened
+  if (!fetch_lock.owns_lock()) {
+    fetch_lock.lock();
+    if (shutdown_.load()) {
+      // Shutdown already requeued what it holds; give these back too.
+      for (const auto& f : request.fetched) {
+        if (f.kind != Fetched::Kind::kMessage) continue;
+        try {
+          broker_->Restore(f.tag);
+        } catch (const RedisError&) {
+          metrics_->CountRedisError();  // stays in unacked and the in-flight set: recovered later
+        }
+      }
+      return 1;
+    }
+  }
+  try {
+    return HandleFetchedBatch(std::move(request.fetched));
+  } catch (const RedisError&) {
+    metrics_->CountRedisError();
+    need_recover_ = true;
+    return 0;
+  }
 }
 
 void Worker::Finish(const std::shared_ptr<Job>& job, const Outcome& out) {
@@ -617,11 +679,11 @@ void Worker::FinisherLoop() {
                    std::make_move_iterator(finish_queue_.begin() + static_cast<long>(n)));
       finish_queue_.erase(finish_queue_.begin(), finish_queue_.begin() + static_cast<long>(n));
     }
-    WriteBatch(batch, /*kick=*/true);
+    WriteBatch(batch, /*kick=*/true, nullptr);
   }
 }
 
-void Worker::WriteBatch(std::vector<Finishing>& batch, bool kick) {
+void Worker::WriteBatch(std::vector<Finishing>& batch, bool kick, FetchRequest* fetch) {
   const double now = Now();
   struct Prepared {
     std::string state;
@@ -696,8 +758,16 @@ void Worker::WriteBatch(std::vector<Finishing>& batch, bool kick) {
           keys.push_back(celery::ResultKey(p.meta.task_id.empty() ? "-" : p.meta.task_id));
           results.push_back(p.store ? celery::EncodeResultMeta(p.meta) : std::string());
         }
-        broker_->FinishMany(ops, keys, results, options_.result_backend.db,
-                            static_cast<long>(options_.result_expires.count()));
+        const long expires = static_cast<long>(options_.result_expires.count());
+        if (fetch != nullptr && !fetch->attempted) {
+          fetch->attempted = true;
+          broker_->FinishManyThenFetch(ops, keys, results, options_.result_backend.db, expires,
+                                       fetch->keys, fetch->queues, fetch->room, Now(),
+                                       &fetch->fetched);
+          fetch->ok = true;
+        } else {
+          broker_->FinishMany(ops, keys, results, options_.result_backend.db, expires);
+        }
         stored = acked = true;
       }
       if (!stored) {
@@ -716,6 +786,10 @@ void Worker::WriteBatch(std::vector<Finishing>& batch, bool kick) {
       }
     } catch (const RedisError& e) {
       metrics_->CountRedisError();
+      // Never retry while holding the consumer lock: the loop and shutdown must go on.
+      if (fetch != nullptr && fetch->fetch_lock != nullptr && fetch->fetch_lock->owns_lock()) {
+        fetch->fetch_lock->unlock();
+      }
       if (hard_exit_.load()) {
         for (auto& f : batch) {
           LogEvent(spdlog::level::warn, "task_left_unacked",

@@ -25,6 +25,7 @@ class HealthServer;
 struct Job;
 struct Outcome;
 struct Finishing;
+struct FetchRequest;
 
 // The worker: a consumer loop (main thread of Run) that takes messages with their bookkeeping
 // in one Lua script, holds ETA tasks, enforces hard time limits, sends heartbeats, refreshes its
@@ -62,6 +63,8 @@ class Worker {
   bool ConnectAndRecover();
   // Takes up to `room` messages and dispatches them. REQUIRES: fetch_mu_ held.
   int FetchAndHandle(int room);
+  int HandleFetchedBatch(std::vector<Fetched> fetched);  // REQUIRES: fetch_mu_ held
+  std::vector<std::string> ConsumeKeys(std::vector<std::string>* key_queues) const;
   // Executors, after a task: take the next messages if nobody else is. Returns the number taken
   // (or 1 when there was nothing to do); 0 asks the caller to kick the consumer loop.
   int TryFetchInline();
@@ -77,7 +80,9 @@ class Worker {
 
   // Executor threads.
   void ExecutorLoop(int slot);
-  void RunJob(const std::shared_ptr<Job>& job);
+  // Runs the task and finishes it. Returns how many messages it took in the same round trip,
+  // or -1 when it did not try (the caller then calls TryFetchInline).
+  int RunJob(const std::shared_ptr<Job>& job);
   // Writes the outcome (result + ack, or republish) retrying Redis errors until done or until a
   // hard exit is ordered. Then forgets the job.
   void Finish(const std::shared_ptr<Job>& job, const Outcome& outcome);
@@ -85,7 +90,8 @@ class Worker {
   // for many tasks), so a short task costs a fraction of a round trip.
   void FinisherLoop();
   // Stores results and acks for `batch`; `kick` wakes the consumer loop for the freed room.
-  void WriteBatch(std::vector<Finishing>& batch, bool kick);
+  // With `fetch`, the first attempt also takes messages in the same pipeline.
+  void WriteBatch(std::vector<Finishing>& batch, bool kick, FetchRequest* fetch);
   void Forget(const std::shared_ptr<Job>& job, bool kick = true);
   void Requeue(const std::shared_ptr<Job>& job, const char* reason);
   void LogTask(const Job& job, const std::string& state, double runtime, const std::string& detail);
@@ -124,7 +130,8 @@ class Worker {
   std::unordered_map<std::string, std::shared_ptr<Job>> held_;  // guarded by mu_; tag -> job
   std::map<int, std::shared_ptr<Job>> running_;                 // guarded by mu_; slot -> job
   int reserved_ = 0;
-  uint64_t kicks_ = 0;  // guarded by mu_; bumped to wake the consumer loop                     // guarded by mu_; ready + running + finishing
+  uint64_t kicks_ = 0;  // guarded by mu_; bumped to wake the consumer loop                     //
+                        // guarded by mu_; ready + running + finishing
   bool stop_executors_ = false;          // guarded by mu_
   std::vector<std::thread> threads_;     // guarded by mu_; index = slot
   std::condition_variable finish_cv_;    // finisher: finish_queue_ or stop

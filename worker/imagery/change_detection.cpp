@@ -181,6 +181,7 @@ ChangeMaps ComputeChange(StripSource& before, StripSource& after, const ChangeOp
   p.inv_band_count = 1.0f / static_cast<float>(band_count);
   p.nodata_before = before.nodata();
   p.nodata_after = after.nodata();
+  p.histogram_stride = HistogramStride(pixel_count);
   // Quantisation: the 99.9th percentile of the sample's measure maps to bin 4000, so the change
   // tail keeps resolution; NDVI differences have a fixed range [0, 2].
   if (o.method == Method::kNdvi) {

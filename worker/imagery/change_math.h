@@ -4,10 +4,10 @@
 // kernels (gpu_backend.cu). Everything here is a pure inline function of its arguments.
 //
 // Determinism contract: CPU and GPU produce bit-identical scores because (1) only IEEE-754
-// correctly rounded operations are used (+, -, *, /, sqrt, compare/select, abs; no libm log/exp whose
-// accuracy differs between glibc and CUDA), (2) the CPU path is compiled with -ffp-contract=off and
-// the CUDA path with -fmad=false, so no fused multiply-add changes rounding, and (3) bands are
-// always accumulated in the same order.
+// correctly rounded operations are used (+, -, *, /, sqrt, compare/select, abs; no libm log/exp
+// whose accuracy differs between glibc and CUDA), (2) the CPU path is compiled with
+// -ffp-contract=off and the CUDA path with -fmad=false, so no fused multiply-add changes rounding,
+// and (3) bands are always accumulated in the same order.
 
 #include <cmath>
 #include <cstddef>
@@ -48,7 +48,26 @@ struct FusedParams {
   float scale = 1.0f;           // quantisation: bins per measure unit
   uint16_t nodata_before = 0;   // a pixel with any band equal to this is invalid
   uint16_t nodata_after = 0;
+  // Power of two: the histogram counts the valid pixels whose global index (row * width + col) is
+  // a multiple of it (HistogramStride). Scores and masks still cover every pixel.
+  uint32_t histogram_stride = 1;
 };
+
+// The histogram stride for an image of `pixels`: 1 below 4 Mpx, else the largest power of two
+// <= 16 that still counts >= 2^21 pixels. Threshold statistics from >= 2 M pixels are as good as
+// from all of them, and counting fewer keeps the fused pass memory-bound on the CPU.
+inline uint32_t HistogramStride(size_t pixels) {
+  uint32_t stride = 1;
+  while (stride < 16 && pixels / (2 * stride) >= (size_t{1} << 21) && pixels >= (size_t{1} << 22)) {
+    stride *= 2;
+  }
+  return stride;
+}
+
+// True when the pixel with global index `index` is counted in the histogram.
+WARMPOOL_HOST_DEVICE inline bool CountedInHistogram(size_t index, uint32_t stride) {
+  return (index & (stride - 1)) == 0;
+}
 
 // max/min as plain selects: identical to fmaxf/fminf for the non-NaN values used here, and,
 // unlike the libm calls, if-convertible so the CPU loop vectorises.

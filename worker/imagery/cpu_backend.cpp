@@ -25,10 +25,11 @@ class CpuBackend final : public ComputeBackend {
 
   void FusedStrip(int row0, int rows, const uint16_t* before, const uint16_t* after) override {
     const size_t plane = static_cast<size_t>(rows) * width_;
-    uint16_t* out = scores_ + static_cast<size_t>(row0) * width_;
+    const size_t offset = static_cast<size_t>(row0) * width_;
+    uint16_t* out = scores_ + offset;
     const int threads = plane < 65536 ? 1 : threads_;
     if (threads == 1) {
-      FusedPassCpu(params_, before, after, plane, 0, plane, out, histograms_[0].data());
+      FusedPassCpu(params_, before, after, plane, 0, plane, offset, out, histograms_[0].data());
       return;
     }
     std::vector<std::thread> pool;
@@ -37,7 +38,7 @@ class CpuBackend final : public ComputeBackend {
       const size_t begin = std::min(plane, t * per);
       const size_t end = std::min(plane, begin + per);
       pool.emplace_back([=, this] {
-        FusedPassCpu(params_, before, after, plane, begin, end, out, histograms_[t].data());
+        FusedPassCpu(params_, before, after, plane, begin, end, offset, out, histograms_[t].data());
       });
     }
     for (std::thread& th : pool) {

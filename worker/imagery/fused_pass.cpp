@@ -74,13 +74,14 @@ void ScoreRangeCpu(const FusedParams& p, const uint16_t* before, const uint16_t*
 }
 
 void FusedPassCpu(const FusedParams& p, const uint16_t* before, const uint16_t* after, size_t plane,
-                  size_t begin, size_t end, uint16_t* scores, uint64_t* histogram) {
+                  size_t begin, size_t end, size_t global_offset, uint16_t* scores,
+                  uint64_t* histogram) {
   // Chunks small enough that the scores are still in L1/L2 when the histogram loop reads them.
   constexpr size_t kChunk = 8192;
   // Eight sub-histograms break the store-to-load dependency on runs of equal bins (no-change
-  // pixels crowd a few bins, so with fewer the increments serialise on store forwarding). Bin 4095 is
-  // never a valid magnitude (kScoreMax = 4094), so nodata (0xFFFF & kScoreMask = 4095) lands there
-  // without a branch and is dropped when the sub-histograms are folded.
+  // pixels crowd a few bins, so with fewer the increments serialise on store forwarding). Bin 4095
+  // is never a valid magnitude (kScoreMax = 4094), so nodata (0xFFFF & kScoreMask = 4095) lands
+  // there without a branch and is dropped when the sub-histograms are folded.
   static_assert(kScoreMax < kScoreBins - 1);
   constexpr int kSub = 8;
   std::array<uint32_t, kSub * kScoreBins> sub{};
@@ -96,14 +97,23 @@ void FusedPassCpu(const FusedParams& p, const uint16_t* before, const uint16_t* 
   for (size_t c = begin; c < end; c += kChunk) {
     const size_t stop = std::min(end, c + kChunk);
     ScoreDispatch(p, before, after, plane, c, stop, scores);
-    size_t i = c;
-    for (; i + kSub <= stop; i += kSub) {
-      for (int j = 0; j < kSub; ++j) {
-        ++sub[j * kScoreBins + (scores[i + j] & kScoreMask)];
+    const size_t stride = p.histogram_stride;
+    if (stride == 1) {
+      size_t i = c;
+      for (; i + kSub <= stop; i += kSub) {
+        for (int j = 0; j < kSub; ++j) {
+          ++sub[j * kScoreBins + (scores[i + j] & kScoreMask)];
+        }
       }
-    }
-    for (; i < stop; ++i) {
-      ++sub[scores[i] & kScoreMask];
+      for (; i < stop; ++i) {
+        ++sub[scores[i] & kScoreMask];
+      }
+    } else {
+      // First i >= c with global_offset + i a multiple of the stride (a power of two).
+      size_t i = c + ((stride - ((global_offset + c) & (stride - 1))) & (stride - 1));
+      for (int j = 0; i < stop; i += stride, j = (j + 1) & (kSub - 1)) {
+        ++sub[j * kScoreBins + (scores[i] & kScoreMask)];
+      }
     }
     since_fold += stop - c;
     if (since_fold >= (size_t{1} << 30)) {  // fold long before a uint32 count can overflow

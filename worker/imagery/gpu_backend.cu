@@ -108,7 +108,7 @@ DeviceContext& ContextFor(int ordinal) {
 
 template <Method kMethod, int kBands>
 __global__ void FusedKernel(FusedParams p, const uint16_t* __restrict__ before,
-                            const uint16_t* __restrict__ after, size_t plane,
+                            const uint16_t* __restrict__ after, size_t plane, size_t global_offset,
                             uint16_t* __restrict__ scores, uint32_t* __restrict__ histogram) {
   __shared__ uint32_t local[kScoreBins];
   for (int k = threadIdx.x; k < kScoreBins; k += blockDim.x) {
@@ -121,7 +121,7 @@ __global__ void FusedKernel(FusedParams p, const uint16_t* __restrict__ before,
     const uint16_t s = ScorePixel<kMethod, kBands>(p, before, after, plane, i);
     scores[i] = s;
     const int bin = ScoreBin(s);
-    if (bin >= 0) {
+    if (bin >= 0 && CountedInHistogram(global_offset + i, p.histogram_stride)) {
       atomicAdd(&local[bin], 1u);
     }
   }
@@ -135,51 +135,54 @@ __global__ void FusedKernel(FusedParams p, const uint16_t* __restrict__ before,
 
 template <Method kMethod>
 void LaunchFusedBands(const FusedParams& p, const uint16_t* before, const uint16_t* after,
-                      size_t plane, uint16_t* scores, uint32_t* histogram, int blocks,
-                      cudaStream_t stream) {
+                      size_t plane, size_t global_offset, uint16_t* scores, uint32_t* histogram,
+                      int blocks, cudaStream_t stream) {
   constexpr int kThreads = 256;
   switch (p.band_count) {
     case 1:
-      FusedKernel<kMethod, 1>
-          <<<blocks, kThreads, 0, stream>>>(p, before, after, plane, scores, histogram);
+      FusedKernel<kMethod, 1><<<blocks, kThreads, 0, stream>>>(p, before, after, plane,
+                                                               global_offset, scores, histogram);
       break;
     case 2:
-      FusedKernel<kMethod, 2>
-          <<<blocks, kThreads, 0, stream>>>(p, before, after, plane, scores, histogram);
+      FusedKernel<kMethod, 2><<<blocks, kThreads, 0, stream>>>(p, before, after, plane,
+                                                               global_offset, scores, histogram);
       break;
     case 3:
-      FusedKernel<kMethod, 3>
-          <<<blocks, kThreads, 0, stream>>>(p, before, after, plane, scores, histogram);
+      FusedKernel<kMethod, 3><<<blocks, kThreads, 0, stream>>>(p, before, after, plane,
+                                                               global_offset, scores, histogram);
       break;
     case 4:
-      FusedKernel<kMethod, 4>
-          <<<blocks, kThreads, 0, stream>>>(p, before, after, plane, scores, histogram);
+      FusedKernel<kMethod, 4><<<blocks, kThreads, 0, stream>>>(p, before, after, plane,
+                                                               global_offset, scores, histogram);
       break;
     default:
-      FusedKernel<kMethod, 0>
-          <<<blocks, kThreads, 0, stream>>>(p, before, after, plane, scores, histogram);
+      FusedKernel<kMethod, 0><<<blocks, kThreads, 0, stream>>>(p, before, after, plane,
+                                                               global_offset, scores, histogram);
       break;
   }
 }
 
 void LaunchFused(const FusedParams& p, const uint16_t* before, const uint16_t* after, size_t plane,
-                 uint16_t* scores, uint32_t* histogram, int sm_count, cudaStream_t stream) {
+                 size_t global_offset, uint16_t* scores, uint32_t* histogram, int sm_count,
+                 cudaStream_t stream) {
   const int blocks = static_cast<int>(std::max<size_t>(
       1, std::min<size_t>((plane + 255) / 256, static_cast<size_t>(sm_count) * 8)));
   switch (p.method) {
     case Method::kAbsDiff:
-      LaunchFusedBands<Method::kAbsDiff>(p, before, after, plane, scores, histogram, blocks,
-                                         stream);
+      LaunchFusedBands<Method::kAbsDiff>(p, before, after, plane, global_offset, scores, histogram,
+                                         blocks, stream);
       break;
     case Method::kLogRatio:
-      LaunchFusedBands<Method::kLogRatio>(p, before, after, plane, scores, histogram, blocks,
-                                          stream);
+      LaunchFusedBands<Method::kLogRatio>(p, before, after, plane, global_offset, scores, histogram,
+                                          blocks, stream);
       break;
     case Method::kCva:
-      LaunchFusedBands<Method::kCva>(p, before, after, plane, scores, histogram, blocks, stream);
+      LaunchFusedBands<Method::kCva>(p, before, after, plane, global_offset, scores, histogram,
+                                     blocks, stream);
       break;
     case Method::kNdvi:
-      LaunchFusedBands<Method::kNdvi>(p, before, after, plane, scores, histogram, blocks, stream);
+      LaunchFusedBands<Method::kNdvi>(p, before, after, plane, global_offset, scores, histogram,
+                                      blocks, stream);
       break;
   }
   CheckCuda(cudaGetLastError(), "FusedKernel launch");
@@ -459,9 +462,10 @@ class CudaBackend final : public ComputeBackend {
     std::memcpy(ha, after, bytes);
     CheckCuda(cudaMemcpyAsync(db, hb, bytes, cudaMemcpyHostToDevice, stream), "H2D before");
     CheckCuda(cudaMemcpyAsync(da, ha, bytes, cudaMemcpyHostToDevice, stream), "H2D after");
+    const size_t offset = static_cast<size_t>(row0) * width_;
     LaunchFused(params_, static_cast<const uint16_t*>(db), static_cast<const uint16_t*>(da), plane,
-                ctx_.scores.as<uint16_t>() + static_cast<size_t>(row0) * width_,
-                ctx_.histogram.as<uint32_t>(), sm_count_, stream);
+                offset, ctx_.scores.as<uint16_t>() + offset, ctx_.histogram.as<uint32_t>(),
+                sm_count_, stream);
   }
 
   void Histogram(uint64_t* histogram) override {
@@ -600,7 +604,7 @@ nlohmann::json BenchmarkCudaKernels(int ordinal, int width, int height, int repe
   p.scale = 2.0f;
   add("fused_cva_4band_u16_hist", n * (2.0 * kBands * 2 + 2), time_ms([&] {
         cudaMemsetAsync(d_hist, 0, kScoreBins * 4, stream);
-        LaunchFused(p, d_before, d_after, n, d_scores, d_hist, sm, stream);
+        LaunchFused(p, d_before, d_after, n, 0, d_scores, d_hist, sm, stream);
       }));
   MaskParams m;
   m.threshold_bin = 200;

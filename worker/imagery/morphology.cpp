@@ -106,8 +106,8 @@ void MorphologyPass(const uint8_t* in, uint8_t* out, uint8_t* scratch, int width
   });
 }
 
-void OpenClose(uint8_t* mask, int width, int height, int open_radius, int close_radius,
-               int threads, std::vector<uint8_t>& work) {
+void OpenClose(uint8_t* mask, int width, int height, int open_radius, int close_radius, int threads,
+               std::vector<uint8_t>& work) {
   if (open_radius <= 0 && close_radius <= 0) {
     return;
   }
@@ -118,16 +118,12 @@ void OpenClose(uint8_t* mask, int width, int height, int open_radius, int close_
   uint8_t* tmp_ptr = work.data();
   uint8_t* scratch_ptr = work.data() + count;
   if (open_radius > 0) {
-    MorphologyPass(mask, tmp_ptr, scratch_ptr, width, height, open_radius, false,
-                   threads);
-    MorphologyPass(tmp_ptr, mask, scratch_ptr, width, height, open_radius, true,
-                   threads);
+    MorphologyPass(mask, tmp_ptr, scratch_ptr, width, height, open_radius, false, threads);
+    MorphologyPass(tmp_ptr, mask, scratch_ptr, width, height, open_radius, true, threads);
   }
   if (close_radius > 0) {
-    MorphologyPass(mask, tmp_ptr, scratch_ptr, width, height, close_radius, true,
-                   threads);
-    MorphologyPass(tmp_ptr, mask, scratch_ptr, width, height, close_radius, false,
-                   threads);
+    MorphologyPass(mask, tmp_ptr, scratch_ptr, width, height, close_radius, true, threads);
+    MorphologyPass(tmp_ptr, mask, scratch_ptr, width, height, close_radius, false, threads);
   }
 }
 

@@ -22,8 +22,8 @@ void MorphologyPass(const uint8_t* in, uint8_t* out, uint8_t* scratch, int width
 // In place: opening (erode, dilate) with `open_radius`, then closing (dilate, erode) with
 // `close_radius`; a radius of 0 skips that step. `work` is scratch space, grown to 2*width*height
 // bytes and meant to be reused across calls (fresh pages cost more than the passes on a VM).
-void OpenClose(uint8_t* mask, int width, int height, int open_radius, int close_radius,
-               int threads, std::vector<uint8_t>& work);
+void OpenClose(uint8_t* mask, int width, int height, int open_radius, int close_radius, int threads,
+               std::vector<uint8_t>& work);
 
 // Clears mask pixels whose score is kInvalidScore (nodata never counts as change).
 void ClearNodata(const uint16_t* scores, size_t count, uint8_t* mask);
