@@ -45,7 +45,8 @@ TEST_CASE("Opening and closing match a naive reference", "[imagery][morphology]"
             NaivePass(NaivePass(mask, w, h, radius, false), w, h, radius, true);
         expect = NaivePass(NaivePass(expect, w, h, 1, true), w, h, 1, false);
         std::vector<uint8_t> got = mask;
-        OpenClose(got, w, h, radius, 1, threads);
+        std::vector<uint8_t> work;
+        OpenClose(got.data(), w, h, radius, 1, threads, work);
         CHECK(got == expect);
       }
     }
@@ -64,7 +65,8 @@ TEST_CASE("Opening radius 1 removes lines thinner than 3 px and keeps blocks",
       mask[y * w + x] = 1;  // 4x4 block
     }
   }
-  OpenClose(mask, w, h, 1, 0, 1);
+  std::vector<uint8_t> work;
+  OpenClose(mask.data(), w, h, 1, 0, 1, work);
   int count = 0;
   for (uint8_t m : mask) {
     count += m;
