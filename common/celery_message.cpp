@@ -112,9 +112,11 @@ Status DecodeTaskMessage(std::string_view envelope, TaskMessage* out) {
   if (!env.is_object()) return Status::InvalidArgument("envelope is not a JSON object");
 
   if (auto it = env.find("properties"); it != env.end() && it->is_object()) {
-    out->properties = *it;
+    out->properties = std::move(*it);
   }
-  if (auto it = env.find("headers"); it != env.end() && it->is_object()) out->headers = *it;
+  if (auto it = env.find("headers"); it != env.end() && it->is_object()) {
+    out->headers = std::move(*it);
+  }
   const json& props = out->properties;
   out->delivery_tag = StringOrEmpty(props, "delivery_tag");
   if (auto it = props.find("priority"); it != props.end() && it->is_number_integer()) {
@@ -131,7 +133,7 @@ Status DecodeTaskMessage(std::string_view envelope, TaskMessage* out) {
   if (body_it == env.end() || !body_it->is_string()) {
     return Status::InvalidArgument("envelope has no string 'body'");
   }
-  std::string body = body_it->get<std::string>();
+  std::string body = std::move(body_it->get_ref<std::string&>());
   if (StringOrEmpty(props, "body_encoding") == "base64") {
     auto decoded = Base64Decode(body);
     if (!decoded) return Status::InvalidArgument("body is not valid base64");
@@ -154,9 +156,9 @@ Status DecodeTaskMessage(std::string_view envelope, TaskMessage* out) {
         !payload[1].is_object()) {
       return Status::InvalidArgument("protocol 2 body must be [args, kwargs, embed]");
     }
-    out->args = payload[0];
-    out->kwargs = payload[1];
-    out->embed = payload.size() > 2 ? payload[2] : json::object();
+    out->args = std::move(payload[0]);
+    out->kwargs = std::move(payload[1]);
+    out->embed = payload.size() > 2 ? std::move(payload[2]) : json::object();
     FillCommon(headers, out);
     out->argsrepr = StringOrEmpty(headers, "argsrepr");
     out->kwargsrepr = StringOrEmpty(headers, "kwargsrepr");
