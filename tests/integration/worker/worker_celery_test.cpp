@@ -200,3 +200,30 @@ TEST_CASE("Queues are consumed round-robin, each in priority order", "[worker][i
 
 }  // namespace
 }  // namespace warmpool::testing
+
+namespace warmpool::testing {
+namespace {
+
+TEST_CASE("STARTED is stored with --track-started, and --early-ack acks at start",
+          "[worker][integration]") {
+  WorkerFixture fx;
+  auto worker = fx.StartWorker({"--track-started", "--early-ack"});
+  json sent = fx.Client({"send", "warmpool.sleep", "--args", "[1.5]"});
+  std::string id = sent["ids"][0];
+  std::string key = "celery-task-meta-" + id;
+  REQUIRE(WaitFor([&] { return !fx.Cli({"GET", key}, 1).empty(); }, std::chrono::seconds(10)));
+  json started = json::parse(fx.Cli({"GET", key}, 1));
+  CHECK(started["status"] == "STARTED");
+  CHECK(started["result"]["hostname"] == "warmpool@test");
+  CHECK(started["result"]["pid"] == worker->pid());
+  CHECK(fx.Int({"HLEN", "unacked"}) == 0);  // early ack: acked while it runs
+  REQUIRE(WaitFor(
+      [&] {
+        return fx.Cli({"GET", key}, 1).find("SUCCESS") != std::string::npos;
+      },
+      std::chrono::seconds(10)));
+  CHECK(json::parse(fx.Cli({"GET", key}, 1))["result"] == 1.5);
+}
+
+}  // namespace
+}  // namespace warmpool::testing
