@@ -24,6 +24,13 @@ std::vector<QualityScenario> DefaultScenarios(int size) {
     s.push_back(q);
   }
   {
+    QualityScenario q{"haze: gain 0.75-1.25, offset +200..+800 DN + noise", base};
+    q.synth.gain_spread = 0.25;
+    q.synth.offset_center = 500.0;
+    q.synth.offset_spread = 300.0;
+    s.push_back(q);
+  }
+  {
     QualityScenario q{"identical", base};
     q.synth.identical = true;
     s.push_back(q);
@@ -99,7 +106,8 @@ std::string QualityMarkdown(const std::vector<QualityRow>& rows, const std::stri
      << "Data: " << seeds << " seeded synthetic pairs per scenario, " << size << "x" << size
      << " px, 4 bands BGRN uint16 (`warmpool-synth`, worker/imagery/synthetic_pair.h): fBm land "
         "cover (water, vegetation, soil, urban) with texture, per-pixel noise sigma 2 % of the "
-        "signal on both dates, per-band gain 0.9-1.1 and offset +-300 DN on `after`, bright "
+        "signal on both dates, per-band gain 0.9-1.1 and offset +-300 DN on `after` (0.75-1.25 "
+        "and +200..+800 DN in the 'haze' scenario), bright "
         "rectangular/rotated buildings and irregular clearings of 2-48 px sides. Objects below "
         "16 px are inserted but are not in the truth (the minimum mapping unit must remove them). "
         "Scores are for the change class, pixel level, summed over seeds.\n\n"

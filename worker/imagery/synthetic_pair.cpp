@@ -145,8 +145,9 @@ SynthPair GenerateSyntheticPair(const SynthOptions& o) {
   pair.offset.assign(nb, 0.0f);
   if (o.radiometric_change && !o.identical) {
     for (int b = 0; b < nb; ++b) {
-      pair.gain[b] = static_cast<float>(0.9 + 0.2 * u(rng));
-      pair.offset[b] = static_cast<float>(-300 + 600 * u(rng));
+      pair.gain[b] = static_cast<float>(1.0 - o.gain_spread + 2 * o.gain_spread * u(rng));
+      pair.offset[b] =
+          static_cast<float>(o.offset_center - o.offset_spread + 2 * o.offset_spread * u(rng));
     }
   }
   std::normal_distribution<float> normal(0.0f, 1.0f);

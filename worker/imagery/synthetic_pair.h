@@ -18,11 +18,15 @@ struct SynthOptions {
   int height = 512;
   int band_count = 4;  // BGRN when 4
   uint64_t seed = 1;
-  bool radiometric_change = true;  // per-band gain in [0.9, 1.1] and offset in [-300, 300] DN
-  double noise_fraction = 0.02;    // per-pixel Gaussian noise, sigma as a fraction of the signal
-  int misregistration_px = 0;      // integer shift of `after` in x and y
-  int object_count = 60;           // inserted changes ("buildings" and "clearings")
-  int max_object_side = 48;        // largest object side in pixels (>= 6)
+  // Per-band gain in 1 +- gain_spread and offset in offset_center +- offset_spread (DN).
+  bool radiometric_change = true;
+  double gain_spread = 0.1;
+  double offset_center = 0.0;
+  double offset_spread = 300.0;
+  double noise_fraction = 0.02;  // per-pixel Gaussian noise, sigma as a fraction of the signal
+  int misregistration_px = 0;    // integer shift of `after` in x and y
+  int object_count = 60;         // inserted changes ("buildings" and "clearings")
+  int max_object_side = 48;      // largest object side in pixels (>= 6)
   double small_object_fraction = 0.2;  // share of 2-3 px objects (below any sensible MMU)
   int64_t truth_min_area_px = 16;  // objects smaller than this are inserted but not in the truth
   bool identical = false;          // after = before exactly (no change, no nuisance)
