@@ -311,6 +311,24 @@ std::string EncodeEventEnvelope(const nlohmann::json& body, std::string_view hos
   return env.dump();
 }
 
+std::string EncodeEnvelope(const nlohmann::json& body, const nlohmann::json& headers,
+                           std::string_view exchange, std::string_view routing_key,
+                           int delivery_mode, std::string_view delivery_tag) {
+  nlohmann::ordered_json env = {
+      {"body", Base64Encode(body.dump())},
+      {"content-encoding", "utf-8"},
+      {"content-type", "application/json"},
+      {"headers", headers},
+      {"properties",
+       {{"delivery_mode", delivery_mode},
+        {"delivery_info",
+         {{"exchange", std::string(exchange)}, {"routing_key", std::string(routing_key)}}},
+        {"priority", 0},
+        {"body_encoding", "base64"},
+        {"delivery_tag", std::string(delivery_tag)}}}};
+  return env.dump();
+}
+
 std::string PythonRepr(const nlohmann::json& v, bool as_tuple) {
   switch (v.type()) {
     case json::value_t::null:

@@ -78,6 +78,13 @@ std::string EventRoutingKey(std::string_view type);
 std::string EncodeEventEnvelope(const nlohmann::json& body, std::string_view hostname,
                                 std::string_view routing_key, std::string_view delivery_tag);
 
+// A kombu envelope as Channel.prepare_message + basic_publish build it: base64 JSON `body`,
+// `headers`, properties {delivery_mode, delivery_info {exchange, routing_key}, priority 0,
+// body_encoding base64, delivery_tag}. Used for pidbox replies.
+std::string EncodeEnvelope(const nlohmann::json& body, const nlohmann::json& headers,
+                           std::string_view exchange, std::string_view routing_key,
+                           int delivery_mode, std::string_view delivery_tag);
+
 // A Python-style repr of a JSON value, close to what saferepr gives for the same data (for
 // argsrepr/kwargsrepr and event fields): strings in single quotes, None/True/False, lists in [],
 // args as a tuple when `as_tuple`.

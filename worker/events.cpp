@@ -47,7 +47,7 @@ void EventDispatcher::SendWorker(const std::string& type, double freq, int activ
 }
 
 void EventDispatcher::SendTask(const std::string& type, nlohmann::json fields) {
-  if (!task_events_) return;
+  if (!task_events_.load()) return;
   Send(type, std::move(fields));
 }
 

@@ -24,7 +24,9 @@ class EventDispatcher {
   // task-* events (only when task events are enabled).
   void SendTask(const std::string& type, nlohmann::json fields);
 
-  bool task_events() const { return task_events_; }
+  bool task_events() const { return task_events_.load(); }
+  // enable_events / disable_events remote control.
+  void SetTaskEvents(bool on) { task_events_.store(on); }
 
  private:
   void Send(const std::string& type, nlohmann::json fields);
@@ -34,7 +36,7 @@ class EventDispatcher {
   const int db_;
   const std::string hostname_;
   const bool worker_events_;
-  const bool task_events_;
+  std::atomic<bool> task_events_;
   std::atomic<long> clock_{0};
 };
 

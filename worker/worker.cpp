@@ -12,6 +12,7 @@
 #include "common/logging.h"
 #include "common/redis_errors.h"
 #include "worker/health_server.h"
+#include "worker/remote_control.h"
 #include "worker/uuid.h"
 
 namespace warmpool::worker {
@@ -203,6 +204,15 @@ int Worker::Run() {
   }
   ready_.store(true);
   events_->SendWorker("worker-online", options_.heartbeat_interval.count(), 0, 0);
+  if (options_.remote_control) {
+    RemoteControl::Hooks hooks;
+    hooks.set_task_events = [this](bool on) { events_->SetTaskEvents(on); };
+    hooks.send_heartbeat = [this] {
+      events_->SendWorker("worker-heartbeat", 5.0, 0, processed_.load());
+    };
+    control_ = std::make_unique<RemoteControl>(options_.broker, options_.key_prefix,
+                                               options_.hostname, std::move(hooks));
+  }
 
   const auto refresh_every = std::min<std::chrono::duration<double>>(
       options_.heartbeat_interval, options_.visibility_timeout / 3);
@@ -965,6 +975,7 @@ void Worker::Shutdown() {
   }
   finish_cv_.notify_all();
   if (finisher_.joinable()) finisher_.join();
+  if (control_) control_->Stop();
   events_->SendWorker("worker-offline", options_.heartbeat_interval.count(), 0, processed_.load());
   LogEvent(spdlog::level::info, "worker_stopped", {{"processed", processed_.load()}});
 }

@@ -22,6 +22,7 @@
 namespace warmpool::worker {
 
 class HealthServer;
+class RemoteControl;
 struct Job;
 struct Outcome;
 struct Finishing;
@@ -107,6 +108,7 @@ class Worker {
   std::unique_ptr<ResultStore> results_;
   std::unique_ptr<EventDispatcher> events_;
   std::unique_ptr<HealthServer> health_;
+  std::unique_ptr<RemoteControl> control_;  // made in Run(), stopped in Shutdown()
 
   std::atomic<bool> shutdown_{false};
   std::atomic<bool> cold_{false};

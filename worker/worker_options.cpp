@@ -44,7 +44,7 @@ ParsedCommandLine ParseWorkerCommandLine(int argc, const char* const* argv,
   std::vector<std::string> queues;
   double grace = 30, visibility = 3600;
   std::string log_format = "text";
-  bool early_ack = false, without_heartbeat = false;
+  bool early_ack = false, without_heartbeat = false, without_control = false;
   double time_limit = 0, soft_time_limit = 0;
   long result_expires = 86400;
 
@@ -83,6 +83,8 @@ ParsedCommandLine ParseWorkerCommandLine(int argc, const char* const* argv,
   app.add_flag("-E,--task-events", opts.task_events, "Send task-* events (as celery -E)");
   app.add_flag("--without-heartbeat", without_heartbeat,
                "Do not send worker-online/heartbeat/offline events");
+  app.add_flag("--without-remote-control", without_control,
+               "Do not answer remote control (celery inspect ping, enable_events, ...)");
   app.add_option("--time-limit", time_limit,
                  "Default hard time limit in seconds for messages without one [default: none]")
       ->check(CLI::Range(0.0, 7.0 * 86400));
@@ -140,6 +142,7 @@ ParsedCommandLine ParseWorkerCommandLine(int argc, const char* const* argv,
   opts.log_format = *ParseLogFormat(log_format);
   opts.acks_late = !early_ack;
   opts.heartbeat = !without_heartbeat;
+  opts.remote_control = !without_control;
   if (time_limit > 0) opts.time_limit = time_limit;
   if (soft_time_limit > 0) opts.soft_time_limit = soft_time_limit;
   opts.result_expires = std::chrono::seconds(result_expires);

@@ -53,7 +53,7 @@ void CheckSameGrid(const RasterInfo& a, const RasterInfo& b, const std::string& 
 nlohmann::json RunChangeJob(const ChangeJob& job, ComputeBackend& backend) {
   const auto start = Clock::now();
   auto t = Clock::now();
-  ConfigureGdal(job.options.threads, 256);
+  ConfigureGdal(job.options.threads, 128);
   RasterReader before = RasterReader::Open(job.before_path);
   RasterReader after = RasterReader::Open(job.after_path);
   const RasterInfo bi = before.info();
@@ -91,14 +91,17 @@ nlohmann::json RunChangeJob(const ChangeJob& job, ComputeBackend& backend) {
                  std::string("change mask (") + MethodName(options.method) + ")");
   if (job.write_magnitude) {
     outputs["magnitude"] = base + "_magnitude.tif";
-    std::vector<uint16_t> magnitude(maps.scores.size());
-    for (size_t i = 0; i < magnitude.size(); ++i) {
-      const uint16_t s = maps.scores[i];
-      magnitude[i] = s == kInvalidScore ? uint16_t{65535} : uint16_t(s & kScoreMask);
-    }
-    WriteGeoTiffU16(outputs["magnitude"], magnitude.data(), maps.width, maps.height, bi.geo,
-                    1.0 / maps.scale, 65535.0,
-                    std::string(MethodName(options.method)) + " magnitude");
+    const uint16_t* scores = maps.scores.data();
+    const size_t width = static_cast<size_t>(maps.width);
+    WriteGeoTiffU16Strips(
+        outputs["magnitude"], maps.width, maps.height, bi.geo, 1.0 / maps.scale, 65535.0,
+        std::string(MethodName(options.method)) + " magnitude",
+        [&](int row0, int rows, uint16_t* out) {
+          const uint16_t* in = scores + static_cast<size_t>(row0) * width;
+          for (size_t i = 0; i < static_cast<size_t>(rows) * width; ++i) {
+            out[i] = in[i] == kInvalidScore ? uint16_t{65535} : uint16_t(in[i] & kScoreMask);
+          }
+        });
   }
   const std::string crs_name = DescribeCrs(bi.geo.crs_wkt);
   outputs["regions_geojson"] = base + "_regions.geojson";

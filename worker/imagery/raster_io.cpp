@@ -1,6 +1,8 @@
 #include "worker/imagery/raster_io.h"
 
+#include <algorithm>
 #include <cstdlib>
+#include <vector>
 #include <filesystem>
 #include <mutex>
 
@@ -70,6 +72,7 @@ GdalDatasetPtr CreateGeoTiff(const std::string& path, int width, int height, GDA
                            compress ? "COMPRESS=DEFLATE" : "COMPRESS=NONE",
                            (predictor && compress) ? "PREDICTOR=2" : "PREDICTOR=1",
                            "BIGTIFF=IF_SAFER",
+                           "NUM_THREADS=2",  // parallel DEFLATE on write
                            "INTERLEAVE=PIXEL",
                            nullptr};
   GdalDatasetPtr ds(
@@ -205,12 +208,35 @@ void WriteGeoTiffU8(const std::string& path, const uint8_t* pixels, int width, i
             GDT_Byte, 1.0, nodata, description);
 }
 
-void WriteGeoTiffU16(const std::string& path, const uint16_t* pixels, int width, int height,
-                     const GeoInfo& geo, double scale, std::optional<double> nodata,
-                     const std::string& description) {
+void WriteGeoTiffU16Strips(const std::string& path, int width, int height, const GeoInfo& geo,
+                           double scale, std::optional<double> nodata,
+                           const std::string& description,
+                           const std::function<void(int, int, uint16_t*)>& fill) {
   QuietGdalErrors quiet;
-  WriteBand(CreateGeoTiff(path, width, height, GDT_UInt16, true, geo), path, pixels, width, height,
-            GDT_UInt16, scale, nodata, description);
+  GdalDatasetPtr ds = CreateGeoTiff(path, width, height, GDT_UInt16, true, geo);
+  GDALRasterBandH band = GDALGetRasterBand(ds.get(), 1);
+  if (nodata) {
+    GDALSetRasterNoDataValue(band, *nodata);
+  }
+  GDALSetRasterScale(band, scale);
+  GDALSetRasterOffset(band, 0.0);
+  GDALSetDescription(band, description.c_str());
+  constexpr int kRows = 256;  // one tile row
+  std::vector<uint16_t> strip(static_cast<size_t>(kRows) * width);
+  for (int row0 = 0; row0 < height; row0 += kRows) {
+    const int rows = std::min(kRows, height - row0);
+    fill(row0, rows, strip.data());
+    if (GDALRasterIO(band, GF_Write, 0, row0, width, rows, strip.data(), width, rows, GDT_UInt16,
+                     0, 0) != CE_None) {
+      throw ImageryError(ImageryError::Kind::kIo,
+                         "cannot write '" + path + "': " + LastGdalMessage());
+    }
+  }
+  ds.reset();
+  if (CPLGetLastErrorType() >= CE_Failure) {
+    throw ImageryError(ImageryError::Kind::kIo,
+                       "cannot finish '" + path + "': " + LastGdalMessage());
+  }
 }
 
 void WriteGeoTiffPlanarU16(const std::string& path, const uint16_t* planar, int width, int height,

@@ -4,6 +4,7 @@
 // imread is never used for imagery (it mangles multi-band 16-bit GeoTIFFs).
 
 #include <array>
+#include <functional>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -69,11 +70,14 @@ void WriteGeoTiffU8(const std::string& path, const uint8_t* pixels, int width, i
                     const GeoInfo& geo, std::optional<double> nodata,
                     const std::string& description);
 
-// Writes a single-band uint16 GeoTIFF (tiled, DEFLATE + predictor 2). `scale` is recorded as
-// the band's scale factor (physical value = pixel * scale) and `nodata` as its nodata value.
-void WriteGeoTiffU16(const std::string& path, const uint16_t* pixels, int width, int height,
-                     const GeoInfo& geo, double scale, std::optional<double> nodata,
-                     const std::string& description);
+// Writes a single-band uint16 GeoTIFF (tiled, DEFLATE + predictor 2) strip by strip: `fill(row0,
+// rows, out)` writes rows [row0, row0 + rows) into out (rows * width values), so no full-size
+// copy is needed. `scale` is recorded as the band's scale factor (physical value = pixel * scale)
+// and `nodata` as its nodata value. Throws ImageryError(kIo).
+void WriteGeoTiffU16Strips(const std::string& path, int width, int height, const GeoInfo& geo,
+                           double scale, std::optional<double> nodata,
+                           const std::string& description,
+                           const std::function<void(int, int, uint16_t*)>& fill);
 
 // Writes a multi-band uint16 GeoTIFF from a planar buffer (band b at b * width * height), tiled
 // 256x256, DEFLATE + predictor 2 when `compress`, else uncompressed; `nodata` on every band.

@@ -7,6 +7,7 @@ stdout, so the C++ test can assert on values. Sub-commands:
   collect   wait for given ids with AsyncResult.get(); prints statuses
   sweep     run kombu's visibility-timeout restore (QoS.restore_visible) once
   events    capture celery events (EventReceiver) for a while; prints counts per type and host
+  control   broadcast a remote-control command (ping, enable_events, ...); prints the replies
 """
 import argparse
 import json
@@ -117,6 +118,15 @@ def cmd_events(args):
                       "hosts": {k: sorted(h for h in v if h) for k, v in hosts.items()}}))
 
 
+def cmd_control(args):
+    app = make_app(args)
+    replies = app.control.broadcast(args.method, reply=True, timeout=args.timeout)
+    merged = {}
+    for r in replies or []:
+        merged.update(r)
+    print(json.dumps(merged))
+
+
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("--broker", required=True)
@@ -146,9 +156,12 @@ def main():
     e = sub.add_parser("events")
     e.add_argument("--seconds", type=float, default=5)
     e.add_argument("--until")
+    k = sub.add_parser("control")
+    k.add_argument("method")
+    k.add_argument("--timeout", type=float, default=1.5)
     args = p.parse_args()
     {"call": cmd_call, "send": cmd_send, "collect": cmd_collect, "sweep": cmd_sweep,
-     "events": cmd_events}[args.cmd](args)
+     "events": cmd_events, "control": cmd_control}[args.cmd](args)
 
 
 if __name__ == "__main__":

@@ -110,3 +110,26 @@ TEST_CASE("healthz, readyz and metrics are served", "[worker][integration]") {
 
 }  // namespace
 }  // namespace warmpool::testing
+
+namespace warmpool::testing {
+namespace {
+
+TEST_CASE("Remote control: celery inspect ping and enable_events reach the worker",
+          "[worker][integration]") {
+  WorkerFixture fx;
+  auto worker = fx.StartWorker({}, "warmpool@control");
+  REQUIRE(WaitFor([&] { return worker->Log().find("worker_ready") != std::string::npos; },
+                  std::chrono::seconds(10)));
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));  // subscribed
+  json ping = fx.Client({"control", "ping"});
+  CHECK(ping == json{{"warmpool@control", {{"ok", "pong"}}}});
+  json enable = fx.Client({"control", "enable_events"});
+  CHECK(enable["warmpool@control"]["ok"] == "task events enabled");
+  json unknown = fx.Client({"control", "pool_grow"});
+  CHECK(unknown["warmpool@control"].contains("error"));
+  worker->Signal(SIGTERM);
+  CHECK(worker->Wait(std::chrono::seconds(10)) == 0);
+}
+
+}  // namespace
+}  // namespace warmpool::testing

@@ -1,0 +1,149 @@
+#include "worker/remote_control.h"
+
+#include <chrono>
+
+#include <hiredis/hiredis.h>
+
+#include "common/celery_base64.h"
+#include "common/celery_message.h"
+#include "common/kombu_keys.h"
+#include "common/logging.h"
+#include "common/redis_connection.h"
+#include "common/redis_errors.h"
+#include "worker/uuid.h"
+
+namespace warmpool::worker {
+namespace {
+
+constexpr const char* kStopPayload = "warmpool-remote-control-stop";
+
+}  // namespace
+
+RemoteControl::RemoteControl(RedisEndpoint broker, std::string prefix, std::string hostname,
+                             Hooks hooks)
+    : broker_(std::move(broker)),
+      prefix_(std::move(prefix)),
+      hostname_(std::move(hostname)),
+      channel_(kombu::FanoutChannel(prefix_, broker_.db, "celery.pidbox", "")),
+      hooks_(std::move(hooks)) {
+  thread_ = std::thread([this] { Loop(); });
+}
+
+RemoteControl::~RemoteControl() { Stop(); }
+
+void RemoteControl::Stop() {
+  if (stop_.exchange(true)) {
+    if (thread_.joinable()) thread_.join();
+    return;
+  }
+  try {
+    RedisConnection conn(broker_);
+    conn.Command({"PUBLISH", channel_, kStopPayload});
+  } catch (const RedisError&) {
+    // Redis is down: the subscriber's read fails too and it sees stop_.
+  }
+  if (thread_.joinable()) thread_.join();
+}
+
+nlohmann::json RemoteControl::Reply(const std::string& method, const Hooks& hooks) {
+  if (method == "ping") return {{"ok", "pong"}};
+  if (method == "enable_events") {
+    if (hooks.set_task_events) hooks.set_task_events(true);
+    return {{"ok", "task events enabled"}};
+  }
+  if (method == "disable_events") {
+    if (hooks.set_task_events) hooks.set_task_events(false);
+    return {{"ok", "task events disabled"}};
+  }
+  if (method == "heartbeat") {
+    if (hooks.send_heartbeat) hooks.send_heartbeat();
+    return {{"ok", "heartbeat sent"}};
+  }
+  return {{"error", "warmpool-worker does not implement remote control command '" + method + "'"}};
+}
+
+void RemoteControl::Loop() {
+  auto backoff = std::chrono::milliseconds(200);
+  while (!stop_.load()) {
+    try {
+      RedisEndpoint ep = broker_;
+      ep.command_timeout = std::chrono::milliseconds(0);  // the read blocks until a message
+      RedisConnection conn(ep);
+      std::string member(kombu::kPrioritySep);
+      member.append(kombu::kPrioritySep).append(hostname_ + ".celery.pidbox");
+      conn.Command({"SADD", kombu::PrefixedKey(prefix_, "_kombu.binding.celery.pidbox"), member});
+      conn.Send({"PSUBSCRIBE", channel_});
+      conn.ReadReply();  // subscription confirmation
+      backoff = std::chrono::milliseconds(200);
+      while (!stop_.load()) {
+        RedisReplyPtr msg = conn.ReadReply();
+        auto elems = ReplyElements(msg.get());
+        if (elems.size() != 4 || ReplyString(elems[0]) != "pmessage") continue;
+        std::string payload = ReplyString(elems[3]);
+        if (payload == kStopPayload) continue;  // loop condition sees stop_
+        Handle(payload);
+      }
+    } catch (const RedisError& e) {
+      if (stop_.load()) return;
+      LogEvent(spdlog::level::debug, "remote_control_unavailable", {{"error", e.what()}});
+      for (auto waited = std::chrono::milliseconds(0); waited < backoff && !stop_.load();
+           waited += std::chrono::milliseconds(50)) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+      }
+      backoff = std::min(backoff * 2, std::chrono::milliseconds(5000));
+    }
+  }
+}
+
+void RemoteControl::Handle(const std::string& payload) {
+  auto env = nlohmann::json::parse(payload, nullptr, false);
+  if (env.is_discarded() || !env.is_object() || !env.contains("body") || !env["body"].is_string()) {
+    return;
+  }
+  auto body_text = celery::Base64Decode(env["body"].get<std::string>());
+  if (!body_text) return;
+  auto body = nlohmann::json::parse(*body_text, nullptr, false);
+  if (body.is_discarded() || !body.is_object()) return;
+  const auto& dest = body.value("destination", nlohmann::json());
+  if (dest.is_array()) {
+    bool mine = false;
+    for (const auto& d : dest) mine = mine || (d.is_string() && d.get<std::string>() == hostname_);
+    if (!mine) return;
+  } else if (!dest.is_null()) {
+    return;
+  }
+  std::string method = body.value("method", std::string());
+  nlohmann::json reply = Reply(method, hooks_);
+  LogEvent(spdlog::level::info, "remote_control", {{"method", method}});
+  const auto& reply_to = body.value("reply_to", nlohmann::json());
+  if (!reply_to.is_object() || !reply_to.contains("routing_key")) return;  // a cast
+  std::string exchange = reply_to.value("exchange", std::string("reply.celery.pidbox"));
+  std::string rk = reply_to.value("routing_key", std::string());
+  try {
+    RedisConnection conn(broker_);
+    // Direct exchange: the bound queue whose routing key matches (kombu _lookup).
+    std::string queue = rk + ".reply.celery.pidbox";
+    auto members =
+        conn.Command({"SMEMBERS", kombu::PrefixedKey(prefix_, "_kombu.binding." + exchange)});
+    for (const auto* m : ReplyElements(members.get())) {
+      std::string member = ReplyString(m);
+      auto first = member.find(kombu::kPrioritySep);
+      auto last = member.rfind(kombu::kPrioritySep);
+      if (first == std::string::npos || last == first) continue;
+      if (member.substr(0, first) == rk) {
+        queue = member.substr(last + kombu::kPrioritySep.size());
+        break;
+      }
+    }
+    nlohmann::json headers = {{"ticket", body.value("ticket", nlohmann::json())},
+                              {"clock", ++clock_}};
+    std::string envelope = celery::EncodeEnvelope(nlohmann::json{{hostname_, reply}}, headers,
+                                                  exchange, rk, 1, NewUuid4());
+    conn.Command({"LPUSH", kombu::PrefixedKey(prefix_, queue), envelope});
+  } catch (const RedisError& e) {
+    LogEvent(spdlog::level::warn, "remote_control_reply_failed",
+             {{"method", method}, {"error", e.what()}});
+  }
+}
+
+}  // namespace warmpool::worker

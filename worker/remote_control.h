@@ -1,0 +1,52 @@
+#pragma once
+
+#include <atomic>
+#include <functional>
+#include <string>
+#include <thread>
+
+#include <nlohmann/json.hpp>
+
+#include "common/redis_url.h"
+
+namespace warmpool::worker {
+
+// Answers Celery's remote-control broadcasts (kombu pidbox, celery-redis.md §5.4) so that
+// `celery inspect ping`, `celery control enable_events` and Flower see this worker:
+//   ping -> {"ok": "pong"}; enable_events / disable_events -> toggles task events;
+//   heartbeat -> sends a worker-heartbeat at once; anything else -> {"error": "..."}.
+// It PSUBSCRIBEs "<prefix>/<db>.celery.pidbox" on its own connection (thread) and LPUSHes
+// replies to the reply queue bound to reply.celery.pidbox. Best effort: Redis errors are logged
+// and the subscription is re-made with backoff.
+class RemoteControl {
+ public:
+  struct Hooks {
+    std::function<void(bool)> set_task_events;
+    std::function<void()> send_heartbeat;
+  };
+  RemoteControl(RedisEndpoint broker, std::string prefix, std::string hostname, Hooks hooks);
+  ~RemoteControl();  // Stop()
+  RemoteControl(const RemoteControl&) = delete;
+  RemoteControl& operator=(const RemoteControl&) = delete;
+
+  // Stops the thread (wakes it with a PUBLISH on its channel). Idempotent.
+  void Stop();
+
+  // The reply for `method` (pure; exposed for tests). nullopt = not for us.
+  static nlohmann::json Reply(const std::string& method, const Hooks& hooks);
+
+ private:
+  void Loop();
+  void Handle(const std::string& payload);
+
+  const RedisEndpoint broker_;
+  const std::string prefix_;
+  const std::string hostname_;
+  const std::string channel_;
+  Hooks hooks_;
+  std::atomic<bool> stop_{false};
+  std::atomic<long> clock_{0};
+  std::thread thread_;
+};
+
+}  // namespace warmpool::worker
