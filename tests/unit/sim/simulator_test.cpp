@@ -184,3 +184,40 @@ TEST_CASE("The oracle is never beaten on GPU-hours", "[sim][oracle]") {
 
 }  // namespace
 }  // namespace warmpool::sim
+
+namespace warmpool::sim {
+namespace {
+
+TEST_CASE("Cluster and ScaledObject what-if options are validated", "[sim][options]") {
+  ClusterConfig c;
+  CHECK(ApplyClusterOption("caUnneededSeconds", "60", &c).ok());
+  CHECK(c.ca_unneeded_s == 60);
+  CHECK(ApplyClusterOption("vmBootMedian", "35", &c).ok());
+  CHECK(c.vm_boot_median_s == 35);
+  const std::pair<const char*, const char*> bad_cluster[] = {
+      {"caUnneededSeconds", "-1"}, {"caUnneededSeconds", "soon"}, {"gpusPerNode", "0"},
+      {"noSuchSetting", "1"},      {"vmBootP95", "10"},  // below the median
+  };
+  for (const auto& [key, value] : bad_cluster) {
+    DYNAMIC_SECTION(key << "=" << value) {
+      ClusterConfig fresh;
+      Status s = ApplyClusterOption(key, value, &fresh);
+      CHECK(s.code() == Status::Code::kInvalidArgument);
+      CHECK_THAT(s.message(), Catch::Contains(key));
+    }
+  }
+  PolicySpec p;
+  CHECK(ApplyScaledObjectOption("cooldownPeriod", "60", &p).ok());
+  CHECK(p.keda.cooldown_s == 60);
+  CHECK(ApplyScaledObjectOption("push", "true", &p).ok());
+  CHECK(p.keda.push);
+  CHECK(ApplyScaledObjectOption("measureDurations", "false", &p).ok());
+  CHECK_FALSE(p.measure_durations);
+  CHECK(ApplyScaledObjectOption("pollingInterval", "0", &p).code() ==
+        Status::Code::kInvalidArgument);
+  CHECK(ApplyScaledObjectOption("push", "yes", &p).code() == Status::Code::kInvalidArgument);
+  CHECK(ApplyScaledObjectOption("replicas", "3", &p).code() == Status::Code::kInvalidArgument);
+}
+
+}  // namespace
+}  // namespace warmpool::sim
