@@ -93,15 +93,15 @@ nlohmann::json RunChangeJob(const ChangeJob& job, ComputeBackend& backend) {
     outputs["magnitude"] = base + "_magnitude.tif";
     const uint16_t* scores = maps.scores.data();
     const size_t width = static_cast<size_t>(maps.width);
-    WriteGeoTiffU16Strips(
-        outputs["magnitude"], maps.width, maps.height, bi.geo, 1.0 / maps.scale, 65535.0,
-        std::string(MethodName(options.method)) + " magnitude",
-        [&](int row0, int rows, uint16_t* out) {
-          const uint16_t* in = scores + static_cast<size_t>(row0) * width;
-          for (size_t i = 0; i < static_cast<size_t>(rows) * width; ++i) {
-            out[i] = in[i] == kInvalidScore ? uint16_t{65535} : uint16_t(in[i] & kScoreMask);
-          }
-        });
+    WriteGeoTiffU16Strips(outputs["magnitude"], maps.width, maps.height, bi.geo, 1.0 / maps.scale,
+                          65535.0, std::string(MethodName(options.method)) + " magnitude",
+                          [&](int row0, int rows, uint16_t* out) {
+                            const uint16_t* in = scores + static_cast<size_t>(row0) * width;
+                            for (size_t i = 0; i < static_cast<size_t>(rows) * width; ++i) {
+                              out[i] = in[i] == kInvalidScore ? uint16_t{65535}
+                                                              : uint16_t(in[i] & kScoreMask);
+                            }
+                          });
   }
   const std::string crs_name = DescribeCrs(bi.geo.crs_wkt);
   outputs["regions_geojson"] = base + "_regions.geojson";

@@ -92,17 +92,20 @@ void ThresholdScores(const uint16_t* scores, size_t count, uint32_t threshold_bi
   }
 }
 
-void MorphologyPass(const uint8_t* in, uint8_t* out, uint8_t* scratch, int width, int height,
-                    int radius, bool is_dilate, int threads) {
+void MorphologyPass(const uint8_t* in, uint8_t* out, int width, int height, int radius,
+                    bool is_dilate, int threads) {
   if (radius <= 0) {
     std::copy_n(in, static_cast<size_t>(width) * height, out);
     return;
   }
   ParallelRows(height, threads, [&](int y0, int y1) {
-    HorizontalPass(in, scratch, width, y0, y1, radius, is_dilate);
-  });
-  ParallelRows(height, threads, [&](int y0, int y1) {
-    VerticalPass(scratch, out, width, height, y0, y1, radius, is_dilate);
+    VerticalPass(in, out, width, height, y0, y1, radius, is_dilate);
+    std::vector<uint8_t> row(static_cast<size_t>(width));
+    for (int y = y0; y < y1; ++y) {
+      uint8_t* dst = out + static_cast<size_t>(y) * width;
+      std::copy_n(dst, width, row.data());
+      HorizontalPass(row.data(), dst, width, 0, 1, radius, is_dilate);
+    }
   });
 }
 
@@ -112,18 +115,17 @@ void OpenClose(uint8_t* mask, int width, int height, int open_radius, int close_
     return;
   }
   const size_t count = static_cast<size_t>(width) * height;
-  if (work.size() < 2 * count) {
-    work.resize(2 * count);
+  if (work.size() < count) {
+    work.resize(count);
   }
-  uint8_t* tmp_ptr = work.data();
-  uint8_t* scratch_ptr = work.data() + count;
+  uint8_t* tmp = work.data();
   if (open_radius > 0) {
-    MorphologyPass(mask, tmp_ptr, scratch_ptr, width, height, open_radius, false, threads);
-    MorphologyPass(tmp_ptr, mask, scratch_ptr, width, height, open_radius, true, threads);
+    MorphologyPass(mask, tmp, width, height, open_radius, false, threads);
+    MorphologyPass(tmp, mask, width, height, open_radius, true, threads);
   }
   if (close_radius > 0) {
-    MorphologyPass(mask, tmp_ptr, scratch_ptr, width, height, close_radius, true, threads);
-    MorphologyPass(tmp_ptr, mask, scratch_ptr, width, height, close_radius, false, threads);
+    MorphologyPass(mask, tmp, width, height, close_radius, true, threads);
+    MorphologyPass(tmp, mask, width, height, close_radius, false, threads);
   }
 }
 

@@ -2,9 +2,9 @@
 
 #include <algorithm>
 #include <cstdlib>
-#include <vector>
 #include <filesystem>
 #include <mutex>
+#include <vector>
 
 #include <cpl_conv.h>
 #include <cpl_error.h>
@@ -226,8 +226,8 @@ void WriteGeoTiffU16Strips(const std::string& path, int width, int height, const
   for (int row0 = 0; row0 < height; row0 += kRows) {
     const int rows = std::min(kRows, height - row0);
     fill(row0, rows, strip.data());
-    if (GDALRasterIO(band, GF_Write, 0, row0, width, rows, strip.data(), width, rows, GDT_UInt16,
-                     0, 0) != CE_None) {
+    if (GDALRasterIO(band, GF_Write, 0, row0, width, rows, strip.data(), width, rows, GDT_UInt16, 0,
+                     0) != CE_None) {
       throw ImageryError(ImageryError::Kind::kIo,
                          "cannot write '" + path + "': " + LastGdalMessage());
     }

@@ -4,8 +4,8 @@
 // imread is never used for imagery (it mangles multi-band 16-bit GeoTIFFs).
 
 #include <array>
-#include <functional>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
