@@ -43,6 +43,10 @@ ExceptionInfo TaskRevokedExpired() {
   return {"TaskRevokedError", "celery.exceptions", nlohmann::json::array({"expired"})};
 }
 
+ExceptionInfo TaskRevoked() {
+  return {"TaskRevokedError", "celery.exceptions", nlohmann::json::array({"revoked"})};
+}
+
 ExceptionInfo TimeLimitExceeded(double seconds) {
   return {"TimeLimitExceeded", "billiard.exceptions", nlohmann::json::array({seconds})};
 }

@@ -45,8 +45,24 @@ void RemoteControl::Stop() {
   if (thread_.joinable()) thread_.join();
 }
 
-nlohmann::json RemoteControl::Reply(const std::string& method, const Hooks& hooks) {
+nlohmann::json RemoteControl::Reply(const std::string& method, const nlohmann::json& arguments,
+                                    const Hooks& hooks) {
   if (method == "ping") return {{"ok", "pong"}};
+  if (method == "revoke") {
+    std::vector<std::string> ids;
+    const auto& ids_arg =
+        arguments.is_object() ? arguments.value("task_id", nlohmann::json()) : nlohmann::json();
+    if (ids_arg.is_string()) ids.push_back(ids_arg.get<std::string>());
+    if (ids_arg.is_array()) {
+      for (const auto& id : ids_arg) {
+        if (id.is_string()) ids.push_back(id.get<std::string>());
+      }
+    }
+    if (hooks.revoke) hooks.revoke(ids);
+    std::string joined;
+    for (const auto& id : ids) joined += (joined.empty() ? "" : ", ") + id;
+    return {{"ok", "tasks " + joined + " flagged as revoked"}};
+  }
   if (method == "enable_events") {
     if (hooks.set_task_events) hooks.set_task_events(true);
     return {{"ok", "task events enabled"}};
@@ -113,7 +129,7 @@ void RemoteControl::Handle(const std::string& payload) {
     return;
   }
   std::string method = body.value("method", std::string());
-  nlohmann::json reply = Reply(method, hooks_);
+  nlohmann::json reply = Reply(method, body.value("arguments", nlohmann::json::object()), hooks_);
   LogEvent(spdlog::level::info, "remote_control", {{"method", method}});
   const auto& reply_to = body.value("reply_to", nlohmann::json());
   if (!reply_to.is_object() || !reply_to.contains("routing_key")) return;  // a cast

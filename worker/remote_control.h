@@ -4,6 +4,7 @@
 #include <functional>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -14,7 +15,8 @@ namespace warmpool::worker {
 // Answers Celery's remote-control broadcasts (kombu pidbox, celery-redis.md §5.4) so that
 // `celery inspect ping`, `celery control enable_events` and Flower see this worker:
 //   ping -> {"ok": "pong"}; enable_events / disable_events -> toggles task events;
-//   heartbeat -> sends a worker-heartbeat at once; anything else -> {"error": "..."}.
+//   heartbeat -> sends a worker-heartbeat at once; revoke {task_id} -> flags ids as revoked
+//   (REVOKED when received or before they start); anything else -> {"error": "..."}.
 // It PSUBSCRIBEs "<prefix>/<db>.celery.pidbox" on its own connection (thread) and LPUSHes
 // replies to the reply queue bound to reply.celery.pidbox. Best effort: Redis errors are logged
 // and the subscription is re-made with backoff.
@@ -23,6 +25,7 @@ class RemoteControl {
   struct Hooks {
     std::function<void(bool)> set_task_events;
     std::function<void()> send_heartbeat;
+    std::function<void(const std::vector<std::string>&)> revoke;  // task ids
   };
   RemoteControl(RedisEndpoint broker, std::string prefix, std::string hostname, Hooks hooks);
   ~RemoteControl();  // Stop()
@@ -33,7 +36,8 @@ class RemoteControl {
   void Stop();
 
   // The reply for `method` (pure; exposed for tests). nullopt = not for us.
-  static nlohmann::json Reply(const std::string& method, const Hooks& hooks);
+  static nlohmann::json Reply(const std::string& method, const nlohmann::json& arguments,
+                              const Hooks& hooks);
 
  private:
   void Loop();

@@ -141,6 +141,11 @@ void Worker::RequestShutdown(bool cold) {
   main_cv_.notify_all();
 }
 
+bool Worker::Revoked(const std::string& id) {
+  std::lock_guard lock(mu_);
+  return revoked_.count(id) > 0;
+}
+
 bool Worker::Held(const std::string& tag) {
   std::lock_guard lock(mu_);
   return held_.count(tag) > 0;
@@ -207,6 +212,12 @@ int Worker::Run() {
   if (options_.remote_control) {
     RemoteControl::Hooks hooks;
     hooks.set_task_events = [this](bool on) { events_->SetTaskEvents(on); };
+    hooks.revoke = [this](const std::vector<std::string>& ids) {
+      std::lock_guard lock(mu_);
+      for (const auto& id : ids) {
+        if (revoked_.size() < 50000) revoked_.insert(id);  // Celery keeps a bounded set too
+      }
+    };
     hooks.send_heartbeat = [this] {
       events_->SendWorker("worker-heartbeat", 5.0, 0, processed_.load());
     };
@@ -419,14 +430,15 @@ void Worker::HandleFetched(Fetched fetched) {
                      {"eta", TimeOrNull(msg.eta)},
                      {"expires", TimeOrNull(msg.expires)}});
   double now = Now();
-  if (msg.expires && now >= *msg.expires) {
-    auto exc = celery::TaskRevokedExpired();
+  const bool revoked = Revoked(msg.id);
+  if (revoked || (msg.expires && now >= *msg.expires)) {
+    auto exc = revoked ? celery::TaskRevoked() : celery::TaskRevokedExpired();
     if (!msg.ignore_result) results_->Store(celery::RevokedMeta(msg.id, exc, now));
     broker_->Ack(job->fetched.tag);
-    LogTask(*job, "REVOKED", 0, "expired");
+    LogTask(*job, "REVOKED", 0, revoked ? "revoked" : "expired");
     events_->SendTask(
         "task-revoked",
-        {{"uuid", msg.id}, {"terminated", false}, {"signum", nullptr}, {"expired", true}});
+        {{"uuid", msg.id}, {"terminated", false}, {"signum", nullptr}, {"expired", !revoked}});
     return;
   }
   {
@@ -525,7 +537,10 @@ int Worker::RunJob(const std::shared_ptr<Job>& job) {
   Outcome out;
   metrics_->ObserveQueued(std::max(0.0, Now() - job->taken_at));
   try {
-    if (msg.expires && Now() >= *msg.expires) {
+    if (Revoked(msg.id)) {
+      out.kind = Outcome::Kind::kRevoked;
+      out.exc = celery::TaskRevoked();
+    } else if (msg.expires && Now() >= *msg.expires) {
       out.kind = Outcome::Kind::kRevoked;
       out.exc = celery::TaskRevokedExpired();
     } else if (msg.redelivered &&
@@ -724,7 +739,7 @@ void Worker::WriteBatch(std::vector<Finishing>& batch, bool kick, FetchRequest* 
       case Outcome::Kind::kRevoked:
         p.state = "REVOKED";
         p.meta = celery::RevokedMeta(msg.id, out.exc, now);
-        p.detail = "expired";
+        p.detail = out.exc.message.dump();
         break;
       case Outcome::Kind::kRetry: {
         p.state = "RETRY";
@@ -845,9 +860,11 @@ void Worker::WriteBatch(std::vector<Finishing>& batch, bool kick, FetchRequest* 
                            {"traceback", out.traceback.value_or("")}}});
         break;
       case Outcome::Kind::kRevoked:
-        events.push_back(
-            {"task-revoked",
-             {{"uuid", id}, {"terminated", false}, {"signum", nullptr}, {"expired", true}}});
+        events.push_back({"task-revoked",
+                          {{"uuid", id},
+                           {"terminated", false},
+                           {"signum", nullptr},
+                           {"expired", out.exc.message == nlohmann::json::array({"expired"})}}});
         break;
       case Outcome::Kind::kSkip:
         break;

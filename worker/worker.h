@@ -10,6 +10,7 @@
 #include <string>
 #include <thread>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "worker/broker.h"
@@ -77,6 +78,7 @@ class Worker {
   void Heartbeat(double now);
   void Shutdown();
   bool Held(const std::string& tag);
+  bool Revoked(const std::string& id);
   void EnqueueReady(std::shared_ptr<Job> job);
 
   // Executor threads.
@@ -131,6 +133,7 @@ class Worker {
   std::deque<std::shared_ptr<Job>> ready_jobs_;  // guarded by mu_
   std::unordered_map<std::string, std::shared_ptr<Job>> held_;  // guarded by mu_; tag -> job
   std::map<int, std::shared_ptr<Job>> running_;                 // guarded by mu_; slot -> job
+  std::unordered_set<std::string> revoked_;  // guarded by mu_; task ids revoked by control
   int reserved_ = 0;
   uint64_t kicks_ = 0;  // guarded by mu_; bumped to wake the consumer loop                     //
                         // guarded by mu_; ready + running + finishing

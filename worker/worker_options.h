@@ -30,7 +30,7 @@ struct WorkerOptions {
   bool track_started = false;             // store STARTED (Celery task_track_started)
   bool task_events = false;               // -E: send task-* events
   bool heartbeat = true;                  // worker-online/heartbeat/offline events
-  bool remote_control = true;  // answer pidbox broadcasts (ping, enable_events, ...)
+  bool remote_control = true;             // answer pidbox broadcasts (ping, enable_events, ...)
   std::chrono::duration<double> heartbeat_interval{2.0};
   std::optional<double> time_limit;            // default hard limit (s) when a message has none
   std::optional<double> soft_time_limit;       // default soft limit (s)

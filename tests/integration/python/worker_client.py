@@ -118,6 +118,15 @@ def cmd_events(args):
                       "hosts": {k: sorted(h for h in v if h) for k, v in hosts.items()}}))
 
 
+def cmd_revoke(args):
+    """Sends a task with a countdown, revokes it, and reports what get() raises."""
+    app = make_app(args)
+    r = app.send_task(args.task, countdown=args.countdown)
+    time.sleep(args.delay)
+    r.revoke()
+    print(json.dumps(describe(r, args.timeout)))
+
+
 def cmd_control(args):
     app = make_app(args)
     replies = app.control.broadcast(args.method, reply=True, timeout=args.timeout)
@@ -156,12 +165,17 @@ def main():
     e = sub.add_parser("events")
     e.add_argument("--seconds", type=float, default=5)
     e.add_argument("--until")
+    v = sub.add_parser("revoke")
+    v.add_argument("task")
+    v.add_argument("--countdown", type=float, default=2)
+    v.add_argument("--delay", type=float, default=0.5)
+    v.add_argument("--timeout", type=float, default=20)
     k = sub.add_parser("control")
     k.add_argument("method")
     k.add_argument("--timeout", type=float, default=1.5)
     args = p.parse_args()
     {"call": cmd_call, "send": cmd_send, "collect": cmd_collect, "sweep": cmd_sweep,
-     "events": cmd_events, "control": cmd_control}[args.cmd](args)
+     "events": cmd_events, "control": cmd_control, "revoke": cmd_revoke}[args.cmd](args)
 
 
 if __name__ == "__main__":

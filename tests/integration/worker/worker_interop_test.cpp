@@ -114,7 +114,7 @@ TEST_CASE("healthz, readyz and metrics are served", "[worker][integration]") {
 namespace warmpool::testing {
 namespace {
 
-TEST_CASE("Remote control: celery inspect ping and enable_events reach the worker",
+TEST_CASE("Remote control: inspect ping, enable_events and revoke reach the worker",
           "[worker][integration]") {
   WorkerFixture fx;
   auto worker = fx.StartWorker({}, "warmpool@control");
@@ -125,6 +125,11 @@ TEST_CASE("Remote control: celery inspect ping and enable_events reach the worke
   CHECK(ping == json{{"warmpool@control", {{"ok", "pong"}}}});
   json enable = fx.Client({"control", "enable_events"});
   CHECK(enable["warmpool@control"]["ok"] == "task events enabled");
+  // AsyncResult.revoke() on a task held for its countdown: REVOKED when it comes due.
+  json revoked = fx.Client({"revoke", "warmpool.ping", "--countdown", "2"});
+  CHECK(revoked["status"] == "REVOKED");
+  CHECK(revoked["exc_type"] == "TaskRevokedError");
+  CHECK(revoked["exc_args"] == json::array({"revoked"}));
   json unknown = fx.Client({"control", "pool_grow"});
   CHECK(unknown["warmpool@control"].contains("error"));
   worker->Signal(SIGTERM);

@@ -79,6 +79,8 @@ TEST_CASE("STARTED carries pid and hostname, optional ids appear only when set",
 
 TEST_CASE("ExceptionInfo repr and StoredStatus on bad input", "[celery][result]") {
   CHECK(NotRegistered("x").Repr() == "NotRegistered('x')");
+  CHECK(TaskRevoked().Repr() == "TaskRevokedError('revoked')");
+  CHECK(TaskRevoked().module == "celery.exceptions");
   CHECK(ExceptionInfo{"ValueError", "builtins", {"boom", 42}}.Repr() == "ValueError('boom', 42)");
   CHECK_FALSE(StoredStatus("not json").has_value());
   CHECK_FALSE(StoredStatus("[]").has_value());
