@@ -114,16 +114,17 @@ TEST_CASE("Task events and heartbeats reach a celery events receiver", "[worker]
   WorkerFixture fx;
   std::string out = fx.dir + "/events.json";
   ChildProcess receiver({PythonInterpreter(), ClientScript(), "--broker", fx.broker(), "--backend",
-                         fx.backend(), "events", "--seconds", "7"},
+                         fx.backend(), "events", "--seconds", "20", "--until", "worker-offline"},
                         out);
-  std::this_thread::sleep_for(std::chrono::milliseconds(1500));  // receiver subscribes
+  // The receiver has subscribed once its PSUBSCRIBE "/0.celeryev/*" exists.
+  REQUIRE(WaitFor([&] { return fx.Int({"PUBSUB", "NUMPAT"}) >= 1; }, std::chrono::seconds(30)));
   auto worker = fx.StartWorker({"-E"}, "warmpool@events");
   json ping = fx.Client({"call", "warmpool.ping"});
   CHECK(ping["result"] == "pong");
   std::this_thread::sleep_for(std::chrono::milliseconds(2500));  // at least one heartbeat
   worker->Signal(SIGTERM);
   CHECK(worker->Wait(std::chrono::seconds(10)) == 0);
-  REQUIRE(receiver.Wait(std::chrono::seconds(15)) == 0);
+  REQUIRE(receiver.Wait(std::chrono::seconds(30)) == 0);
   std::string log = receiver.Log();
   INFO(log);
   json events = json::parse(log.substr(log.rfind("{\"counts\"")));

@@ -120,7 +120,8 @@ TEST_CASE("Remote control: inspect ping, enable_events and revoke reach the work
   auto worker = fx.StartWorker({}, "warmpool@control");
   REQUIRE(WaitFor([&] { return worker->Log().find("worker_ready") != std::string::npos; },
                   std::chrono::seconds(10)));
-  std::this_thread::sleep_for(std::chrono::milliseconds(300));  // subscribed
+  // Subscribed once the pidbox PSUBSCRIBE exists.
+  REQUIRE(WaitFor([&] { return fx.Int({"PUBSUB", "NUMPAT"}) >= 1; }, std::chrono::seconds(10)));
   json ping = fx.Client({"control", "ping"});
   CHECK(ping == json{{"warmpool@control", {{"ok", "pong"}}}});
   json enable = fx.Client({"control", "enable_events"});
