@@ -55,6 +55,11 @@ bool ParseUnackedEntry(std::string_view value, UnackedEntry* out) {
   UnackedEntry entry;
   entry.routing_key = doc[2].get<std::string>();
   const auto& envelope = doc[0];
+  auto properties = envelope.find("properties");
+  if (properties != envelope.end() && properties->is_object()) {
+    auto tag = properties->find("delivery_tag");
+    if (tag != properties->end() && tag->is_string()) entry.delivery_tag = tag->get<std::string>();
+  }
   auto headers = envelope.find("headers");
   if (headers != envelope.end() && headers->is_object()) {
     auto eta = headers->find("eta");
@@ -81,6 +86,7 @@ void CountUnackedEntry(const UnackedEntry& entry, std::chrono::system_clock::tim
     }
   } else {
     ++it->second.in_flight;
+    if (!entry.delivery_tag.empty()) reading->in_flight_tags.push_back(entry.delivery_tag);
   }
 }
 

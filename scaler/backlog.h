@@ -42,6 +42,7 @@ struct BacklogReading {
   std::map<std::string, QueueBacklog> per_queue;  // every target queue has an entry
   std::optional<std::chrono::system_clock::time_point> earliest_eta;  // among scheduled
   int64_t unparsable_unacked = 0;  // unacked entries that are not kombu JSON (counted nowhere)
+  std::vector<std::string> in_flight_tags;  // delivery tags of the in-flight tasks (run times)
   std::chrono::system_clock::time_point taken_at;
   // The shared policy state after this reading was applied to it (see policy_state_store.h).
   policy::PolicyState state;
@@ -59,6 +60,7 @@ policy::Observation ToObservation(const BacklogReading& reading, bool count_in_f
 // when the value is not that shape. Pure.
 struct UnackedEntry {
   std::string routing_key;
+  std::string delivery_tag;  // properties.delivery_tag; empty when absent
   std::optional<std::chrono::system_clock::time_point> eta;
 };
 bool ParseUnackedEntry(std::string_view value, UnackedEntry* out);

@@ -1,5 +1,8 @@
 #include "scaler/scaler_core.h"
 
+#include <algorithm>
+#include <set>
+
 #include <spdlog/spdlog.h>
 
 #include "common/logging.h"
@@ -127,7 +130,20 @@ BacklogReading ScalerCore::ReadAndPublish(const ProbeTarget& target) {
   for (const auto& q : target.queues) queues_joined += (queues_joined.empty() ? "" : ",") + q;
   const std::string state_key =
       PolicyStateKey(options_.state_prefix, target.key_prefix, queues_joined, target.CacheKey());
-  const policy::Observation obs = ToObservation(reading, target.count_in_flight);
+  policy::Observation obs = ToObservation(reading, target.count_in_flight);
+  if (target.read_unacked) {
+    std::lock_guard lock(timings_mu_);
+    policy::TaskTiming& timing = timings_[target.CacheKey()];
+    // Tags that vanished since the last snapshot are the finished tasks the mean is over.
+    const std::set<std::string_view> now_in_flight(reading.in_flight_tags.begin(),
+                                                   reading.in_flight_tags.end());
+    const auto finished =
+        std::count_if(timing.first_seen.begin(), timing.first_seen.end(),
+                      [&](const auto& kv) { return !now_in_flight.count(kv.first); });
+    obs.measured_task_seconds =
+        policy::ObserveInFlightTags(&timing, reading.in_flight_tags, reading.taken_at);
+    if (obs.measured_task_seconds) obs.measured_task_count = finished;
+  }
   reading.state = UpdatePolicyState(
       *guard, state_key, options_.state_ttl, [&](const policy::PolicyState& current) {
         return policy::Observe(current, policy::ScalerMetadata{}, obs, reading.taken_at);

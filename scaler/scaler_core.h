@@ -14,6 +14,7 @@
 
 #include "common/status.h"
 #include "policy/scaler_metadata.h"
+#include "policy/task_timing.h"
 #include "policy/warm_policy.h"
 #include "scaler/backlog.h"
 #include "scaler/coalescing_probe.h"
@@ -108,6 +109,11 @@ class ScalerCore {
   std::unordered_map<uint64_t, std::vector<CachedPlan>> plans_;  // guarded by metadata_mu_
   size_t plan_count_ = 0;                                        // guarded by metadata_mu_
   std::set<std::string> warned_keys_;                            // guarded by metadata_mu_
+
+  std::mutex timings_mu_;
+  // Run times measured from in-flight tags disappearing, per probe target (in memory: a restart
+  // only delays the next measurement).
+  std::unordered_map<std::string, policy::TaskTiming> timings_;  // guarded by timings_mu_
 
   std::mutex objects_mu_;
   std::unordered_map<std::string, ObjectState> objects_;  // guarded by objects_mu_

@@ -50,6 +50,8 @@ TEST_CASE("Unacked entries count as in flight or scheduled by eta", "[backlog]")
   CHECK(r.per_queue["cpu"].scheduled == 1);
   CHECK(r.in_flight() == 3);
   CHECK(r.scheduled() == 3);
+  // In-flight delivery tags feed the run-time measurement (scheduled ones do not).
+  CHECK(r.in_flight_tags == std::vector<std::string>{"t1", "t1", "t1"});
   REQUIRE(r.earliest_eta);
   CHECK(*r.earliest_eta == At(k2000Utc + 60));
 }
