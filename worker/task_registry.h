@@ -64,6 +64,7 @@ class TaskContext {
   std::string name;      // registered name (after --task-alias)
   std::string hostname;  // worker nodename
   std::string queue;
+  std::string data_root;  // --data-root (empty when not set): where file paths are resolved
   int retries = 0;
   std::optional<std::chrono::steady_clock::time_point> soft_deadline;  // soft time limit
   std::optional<double> soft_limit_seconds;

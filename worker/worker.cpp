@@ -558,6 +558,7 @@ int Worker::RunJob(const std::shared_ptr<Job>& job) {
     job->ctx.name = job->task_name;
     job->ctx.hostname = options_.hostname;
     job->ctx.queue = job->fetched.queue;
+    job->ctx.data_root = options_.data_root;
     job->ctx.retries = msg.retries;
     if (soft && *soft > 0) {
       job->ctx.soft_limit_seconds = *soft;

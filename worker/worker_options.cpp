@@ -96,6 +96,9 @@ ParsedCommandLine ParseWorkerCommandLine(int argc, const char* const* argv,
       ->check(CLI::Range(0L, 365L * 86400));
   app.add_option("--deadletter-key", opts.deadletter_key,
                  "List receiving undecodable messages [default: warmpool.deadletter]");
+  app.add_option("--data-root", opts.data_root,
+                 "Directory tasks read and write files in, given to every task as "
+                 "TaskContext::data_root [default: none]");
   app.set_version_flag("--version", "warmpool-worker 0.1.0");
 
   try {

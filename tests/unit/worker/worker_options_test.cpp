@@ -81,7 +81,9 @@ TEST_CASE("Flags and environment are read", "[worker][options]") {
                   "--early-ack",
                   "-E",
                   "--time-limit",
-                  "60"},
+                  "60",
+                  "--data-root",
+                  "/data"},
                  CeleryEnv);
   REQUIRE(p.options.has_value());
   const WorkerOptions& o = *p.options;
@@ -97,6 +99,7 @@ TEST_CASE("Flags and environment are read", "[worker][options]") {
   CHECK_FALSE(o.acks_late);
   CHECK(o.task_events);
   CHECK(o.time_limit == std::optional<double>(60));
+  CHECK(o.data_root == "/data");
 }
 
 TEST_CASE("The result backend defaults to the broker", "[worker][options]") {
