@@ -15,7 +15,18 @@
 namespace warmpool::worker {
 namespace {
 
-constexpr const char* kStopPayload = "warmpool-remote-control-stop";
+// Wakes our subscriber at Stop(): a well-formed pidbox message addressed to no node, so Python
+// workers on the same channel ignore it quietly (a non-JSON payload would make kombu warn).
+std::string StopPayload(const std::string& hostname) {
+  nlohmann::json body = {{"method", "ping"},
+                         {"arguments", nlohmann::json::object()},
+                         {"destination", {hostname + "/warmpool-stop"}},
+                         {"pattern", nullptr},
+                         {"matcher", nullptr},
+                         {"ticket", NewUuid4()},
+                         {"reply_to", nullptr}};
+  return celery::EncodeEnvelope(body, {{"clock", 0}}, "celery.pidbox", "", 1, NewUuid4());
+}
 
 }  // namespace
 
@@ -38,7 +49,7 @@ void RemoteControl::Stop() {
   }
   try {
     RedisConnection conn(broker_);
-    conn.Command({"PUBLISH", channel_, kStopPayload});
+    conn.Command({"PUBLISH", channel_, StopPayload(hostname_)});
   } catch (const RedisError&) {
     // Redis is down: the subscriber's read fails too and it sees stop_.
   }
@@ -95,9 +106,8 @@ void RemoteControl::Loop() {
         RedisReplyPtr msg = conn.ReadReply();
         auto elems = ReplyElements(msg.get());
         if (elems.size() != 4 || ReplyString(elems[0]) != "pmessage") continue;
-        std::string payload = ReplyString(elems[3]);
-        if (payload == kStopPayload) continue;  // loop condition sees stop_
-        Handle(payload);
+        if (stop_.load()) break;
+        Handle(ReplyString(elems[3]));
       }
     } catch (const RedisError& e) {
       if (stop_.load()) return;
