@@ -70,15 +70,16 @@ $PY scripts/demo_client.py --broker "$BROKER" --task warmpool.sleep --args '[0.2
 sleep 4
 
 step "Change detection: a synthetic before/after pair (known ground truth), sent as a Celery task"
-"$BUILD_DIR/worker/imagery/warmpool-synth" --out "$WORK/pair" --size 512 --seed 7 | tail -n 3
+"$BUILD_DIR/worker/imagery/warmpool-synth" --out-dir "$WORK/pair" --width 1024 --height 1024 \
+  --seed 7 --misregister 1 | tail -n 3
 $PY scripts/demo_client.py --broker "$BROKER" --task imagery.change_detection --queue gpu \
-  --kwargs "{\"before\": \"$WORK/pair/before.tif\", \"after\": \"$WORK/pair/after.tif\", \"output_dir\": \"$WORK/out\"}" \
+  --kwargs "{\"before\": \"$WORK/pair/synth_before.tif\", \"after\": \"$WORK/pair/synth_after.tif\", \"output_dir\": \"$WORK/out\"}" \
   --wait 120 | $PY -c '
 import json, sys
 for line in sys.stdin:
     r = json.loads(line)
     res = r["result"]
-    print(json.dumps({k: res.get(k) for k in ("method", "device", "changed_pixels", "changed_fraction", "threshold", "outputs", "timings_ms") if k in res}, indent=1))
+    print(json.dumps({k: res.get(k) for k in ("method", "device", "changed_pixels", "changed_fraction", "region_count", "threshold", "outputs", "timings_s") if k in res}, indent=1))
     print("regions:", len(res.get("regions", [])))
 '
 echo "Quick-look PNG and GeoTIFF mask are in $WORK/out"
