@@ -9,6 +9,7 @@
 
 #include "common/logging.h"
 #include "worker/builtin_tasks.h"
+#include "worker/imagery_tasks.h"
 #include "worker/task_registry.h"
 #include "worker/worker.h"
 #include "worker/worker_options.h"
@@ -25,10 +26,14 @@ int main(int argc, char** argv) {
 
   worker::TaskRegistry registry;
   worker::RegisterBuiltinTasks(registry);
-  // Further task libraries register here (e.g. the imagery task).
   try {
+    imagery::ImageryConfig imagery_config;
+    imagery_config.data_root = options.data_root;
+    imagery_config.output_root = options.output_root;
+    imagery_config.device = options.device;
+    worker::RegisterImageryTasks(registry, imagery_config);
     for (const auto& spec : options.task_aliases) registry.AddAliasSpec(spec);
-  } catch (const std::invalid_argument& e) {
+  } catch (const std::exception& e) {
     LogEvent(spdlog::level::critical, "bad_configuration", {{"error", e.what()}});
     return 2;
   }

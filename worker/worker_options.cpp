@@ -99,6 +99,13 @@ ParsedCommandLine ParseWorkerCommandLine(int argc, const char* const* argv,
   app.add_option("--data-root", opts.data_root,
                  "Directory tasks read and write files in, given to every task as "
                  "TaskContext::data_root [default: none]");
+  app.add_option("--output-root", opts.output_root,
+                 "Where imagery.change_detection writes when output_dir is None "
+                 "[default: <data-root>/changes]");
+  app.add_option("--device", opts.device,
+                 "Imagery compute device: auto (GPU when one is usable, else CPU), cpu, cuda, "
+                 "cuda:N [default: auto]")
+      ->envname("WARMPOOL_DEVICE");
   app.set_version_flag("--version", "warmpool-worker 0.1.0");
 
   try {

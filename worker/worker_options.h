@@ -36,7 +36,9 @@ struct WorkerOptions {
   std::optional<double> soft_time_limit;       // default soft limit (s)
   std::chrono::seconds result_expires{86400};  // SETEX seconds; 0 = plain SET
   std::string deadletter_key = "warmpool.deadletter";  // list for undecodable messages
-  std::string data_root;  // --data-root: directory tasks resolve file paths in (TaskContext)
+  std::string data_root;        // --data-root: directory tasks resolve file paths in (TaskContext)
+  std::string output_root;      // --output-root: imagery outputs; empty = <data_root>/changes
+  std::string device = "auto";  // --device: auto | cpu | cuda | cuda:N (imagery tasks)
 
   // messages taken at once, excluding ETA-held ones
   int prefetch_limit() const { return concurrency * prefetch_multiplier; }

@@ -1,0 +1,14 @@
+#pragma once
+
+#include "worker/imagery/change_detection_task.h"
+#include "worker/task_registry.h"
+
+namespace warmpool::worker {
+
+// Registers `imagery.change_detection` (worker/imagery/change_detection_task.h). Imagery errors
+// become FAILURE results with their Python class (TypeError, ValueError, FileNotFoundError,
+// PermissionError, OSError, RuntimeError; module builtins). `config.data_root` must be set: a
+// path outside it is a FAILURE, never a read. Throws std::invalid_argument for a bad device.
+void RegisterImageryTasks(TaskRegistry& registry, const imagery::ImageryConfig& config);
+
+}  // namespace warmpool::worker
