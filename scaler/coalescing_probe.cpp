@@ -84,7 +84,7 @@ void CoalescingProbe::RefreshLoop() {
     const auto now = clock_();
     std::vector<std::pair<std::string, ProbeTarget>> due;
     for (auto& [key, e] : entries_) {
-      bool stale = now - e.started >= options_.window - tick;  // refreshed about once a window
+      bool stale = now - e.started >= options_.window;  // at most one read per window
       bool wanted = now - e.last_requested < options_.idle_expiry;
       bool ready = e.current.valid() &&
                    e.current.wait_for(std::chrono::seconds(0)) == std::future_status::ready;

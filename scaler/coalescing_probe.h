@@ -19,10 +19,10 @@ namespace warmpool::scaler {
 // starting another. So N ScaledObjects polling one queue set cost one read per window, not N.
 //
 // With refresh-ahead on, a background thread re-reads every target asked about in the last
-// `idle_expiry` once its reading is 3/4 of a window old, so callers find a fresh reading and never
-// wait for Redis on the hot path; a reading older than 2 windows (the refresher is stuck on a
-// hung Redis) is never served: the caller reads itself and gets the failure. Thread-safe; reads
-// run outside the lock.
+// `idle_expiry` once its reading is a window old (at most one read per target per window), so
+// callers find a fresh reading and never wait for Redis on the hot path; a reading older than 2
+// windows (the refresher is stuck on a hung Redis) is never served: the caller reads itself and
+// gets the failure. Thread-safe; reads run outside the lock.
 class CoalescingProbe {
  public:
   // Performs the I/O for one target; throws on failure (the exception reaches every waiter).
