@@ -48,6 +48,19 @@ std::string QueueFromListKey(std::string_view prefix, std::string_view key) {
   return std::string(key);
 }
 
+std::optional<std::string> QueueForRoutingKey(const std::vector<std::string>& binding_members,
+                                              std::string_view routing_key) {
+  for (const auto& member : binding_members) {
+    auto first = member.find(kPrioritySep);
+    auto last = member.rfind(kPrioritySep);
+    if (first == std::string::npos || last == first) continue;
+    if (std::string_view(member).substr(0, first) == routing_key) {
+      return member.substr(last + kPrioritySep.size());
+    }
+  }
+  return std::nullopt;
+}
+
 std::string FanoutChannel(std::string_view prefix, int db, std::string_view exchange,
                           std::string_view routing_key) {
   std::string ch = PrefixedKey(prefix, "/" + std::to_string(db) + ".");

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -33,6 +34,11 @@ std::vector<std::string> ConsumeOrder(std::string_view prefix,
 
 // Strips the prefix and the "\x06\x16<step>" suffix from a list key: the queue name.
 std::string QueueFromListKey(std::string_view prefix, std::string_view key);
+
+// kombu's direct-exchange _lookup over the members of `_kombu.binding.<exchange>` (each
+// "routing_key\x06\x16pattern\x06\x16queue"): the queue bound with `routing_key`, or nullopt.
+std::optional<std::string> QueueForRoutingKey(const std::vector<std::string>& binding_members,
+                                              std::string_view routing_key);
 
 // "<prefix>unacked" and friends.
 std::string PrefixedKey(std::string_view prefix, std::string_view key);

@@ -295,16 +295,9 @@ std::string Broker::TargetList(RedisConnection& conn, const std::string& exchang
     // Named exchange: kombu's _lookup through the binding set (direct: routing key match).
     auto members =
         conn.Command({"SMEMBERS", kombu::PrefixedKey(prefix_, "_kombu.binding." + exchange)});
-    for (const auto* m : ReplyElements(members.get())) {
-      std::string member = ReplyString(m);
-      auto first = member.find(kombu::kPrioritySep);
-      auto last = member.rfind(kombu::kPrioritySep);
-      if (first == std::string::npos || last == first) continue;
-      if (member.substr(0, first) == routing_key) {
-        queue = member.substr(last + kombu::kPrioritySep.size());
-        break;
-      }
-    }
+    std::vector<std::string> bound;
+    for (const auto* m : ReplyElements(members.get())) bound.push_back(ReplyString(m));
+    if (auto q = kombu::QueueForRoutingKey(bound, routing_key)) queue = *q;
   }
   return ListKey(queue, priority);
 }

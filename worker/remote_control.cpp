@@ -151,16 +151,9 @@ void RemoteControl::Handle(const std::string& payload) {
     std::string queue = rk + ".reply.celery.pidbox";
     auto members =
         conn.Command({"SMEMBERS", kombu::PrefixedKey(prefix_, "_kombu.binding." + exchange)});
-    for (const auto* m : ReplyElements(members.get())) {
-      std::string member = ReplyString(m);
-      auto first = member.find(kombu::kPrioritySep);
-      auto last = member.rfind(kombu::kPrioritySep);
-      if (first == std::string::npos || last == first) continue;
-      if (member.substr(0, first) == rk) {
-        queue = member.substr(last + kombu::kPrioritySep.size());
-        break;
-      }
-    }
+    std::vector<std::string> bound;
+    for (const auto* m : ReplyElements(members.get())) bound.push_back(ReplyString(m));
+    if (auto q = kombu::QueueForRoutingKey(bound, rk)) queue = *q;
     nlohmann::json headers = {{"ticket", body.value("ticket", nlohmann::json())},
                               {"clock", ++clock_}};
     std::string envelope = celery::EncodeEnvelope(nlohmann::json{{hostname_, reply}}, headers,

@@ -107,7 +107,9 @@ Worker::Worker(WorkerOptions options, const TaskRegistry& registry)
   }
 }
 
-Worker::~Worker() {
+Worker::~Worker() { JoinThreads(); }
+
+void Worker::JoinThreads() {
   std::vector<std::thread> threads;
   {
     std::lock_guard lock(mu_);
@@ -977,22 +979,7 @@ void Worker::Shutdown() {
     main_cv_.wait_for(lock, std::chrono::seconds(5), [this] { return reserved_ == 0; });
   }
   hard_exit_.store(true);
-  std::vector<std::thread> threads;
-  {
-    std::lock_guard lock(mu_);
-    stop_executors_ = true;
-    threads.swap(threads_);
-  }
-  work_cv_.notify_all();
-  for (auto& t : threads) {
-    if (t.joinable()) t.join();
-  }
-  {
-    std::lock_guard lock(mu_);
-    stop_finisher_ = true;
-  }
-  finish_cv_.notify_all();
-  if (finisher_.joinable()) finisher_.join();
+  JoinThreads();
   if (control_) control_->Stop();
   events_->SendWorker("worker-offline", options_.heartbeat_interval.count(), 0, processed_.load());
   LogEvent(spdlog::level::info, "worker_stopped", {{"processed", processed_.load()}});

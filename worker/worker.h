@@ -61,6 +61,8 @@ class Worker {
   int health_port() const;
 
  private:
+  // Stops and joins the executor threads, then the finisher. Idempotent.
+  void JoinThreads();
   // Main-thread steps.
   bool ConnectAndRecover();
   // Takes up to `room` messages and dispatches them. REQUIRES: fetch_mu_ held.

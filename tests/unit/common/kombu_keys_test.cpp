@@ -56,3 +56,22 @@ TEST_CASE("Fanout channels carry the DB number", "[kombu]") {
 
 }  // namespace
 }  // namespace warmpool::kombu
+
+namespace warmpool::kombu {
+namespace {
+
+TEST_CASE("Direct-exchange lookup finds the queue bound with a routing key", "[kombu]") {
+  const std::vector<std::string> members = {
+      "celery\x06\x16\x06\x16"
+      "celery",
+      "gpu.high\x06\x16\x06\x16"
+      "gpu",
+      "broken"};
+  CHECK(QueueForRoutingKey(members, "gpu.high") == "gpu");
+  CHECK(QueueForRoutingKey(members, "celery") == "celery");
+  CHECK_FALSE(QueueForRoutingKey(members, "gpu").has_value());
+  CHECK_FALSE(QueueForRoutingKey({}, "celery").has_value());
+}
+
+}  // namespace
+}  // namespace warmpool::kombu
