@@ -28,7 +28,8 @@ Status ConnectionRegistry::Resolve(const std::string& name, const std::string& a
   std::string error;
   auto endpoint = ParseRedisAddress(address, &error);
   if (!endpoint) return Status::InvalidArgument("redisAddress=\"" + address + "\": " + error);
-  endpoint->connect_timeout = options_.wait_timeout;
+  endpoint->connect_timeout = options_.wait_timeout;  // --redis-timeout-ms, as named ones
+  endpoint->command_timeout = options_.wait_timeout;
   std::string canonical =
       endpoint->host + ":" + std::to_string(endpoint->port) + "/" + std::to_string(endpoint->db);
   std::lock_guard lock(mu_);
