@@ -5,6 +5,7 @@
 #include <hiredis/hiredis.h>
 #include <spdlog/spdlog.h>
 
+#include "common/fnv1a.h"
 #include "common/logging.h"
 #include "common/redis_connection.h"
 #include "common/redis_errors.h"
@@ -13,15 +14,6 @@ namespace warmpool::scaler {
 namespace {
 
 constexpr int kMaxAttempts = 5;
-
-uint64_t Fnv1a64(const std::string& s) {
-  uint64_t h = 1469598103934665603ULL;
-  for (unsigned char c : s) {
-    h ^= c;
-    h *= 1099511628211ULL;
-  }
-  return h;
-}
 
 }  // namespace
 

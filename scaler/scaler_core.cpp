@@ -5,6 +5,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "common/fnv1a.h"
 #include "common/logging.h"
 #include "common/redis_connection.h"
 #include "common/redis_errors.h"
@@ -17,19 +18,11 @@ namespace {
 
 constexpr size_t kMaxCachedMetadata = 10000;
 
-uint64_t Fnv1a(std::string_view s, uint64_t h = 1469598103934665603ULL) {
-  for (unsigned char c : s) {
-    h ^= c;
-    h *= 1099511628211ULL;
-  }
-  return h;
-}
-
 // Order-independent: KEDA's map arrives in protobuf's unspecified order.
 uint64_t HashMetadata(const MetadataView& raw) {
   uint64_t h = raw.size();
   for (const auto& [k, v] : raw)
-    h += Fnv1a(v, Fnv1a(k) ^ 0x9e3779b97f4a7c15ULL) * 0xff51afd7ed558ccdULL;
+    h += Fnv1a64(v, Fnv1a64(k) ^ 0x9e3779b97f4a7c15ULL) * 0xff51afd7ed558ccdULL;
   return h;
 }
 
