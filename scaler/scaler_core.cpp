@@ -119,14 +119,15 @@ BacklogReading ScalerCore::ReadAndPublish(const ProbeTarget& target) {
   auto guard = target.pool->Acquire();
   metrics_->redis_reads.Increment();
   BacklogReading reading = ReadBacklog(*guard, target, clock_());
+  const std::string target_key = target.CacheKey();
   std::string queues_joined;
   for (const auto& q : target.queues) queues_joined += (queues_joined.empty() ? "" : ",") + q;
   const std::string state_key =
-      PolicyStateKey(options_.state_prefix, target.key_prefix, queues_joined, target.CacheKey());
+      PolicyStateKey(options_.state_prefix, target.key_prefix, queues_joined, target_key);
   policy::Observation obs = ToObservation(reading, target.count_in_flight);
   if (target.read_unacked) {
     std::lock_guard lock(timings_mu_);
-    policy::TaskTiming& timing = timings_[target.CacheKey()];
+    policy::TaskTiming& timing = timings_[target_key];
     // Tags that vanished since the last snapshot are the finished tasks the mean is over.
     const std::set<std::string_view> now_in_flight(reading.in_flight_tags.begin(),
                                                    reading.in_flight_tags.end());
