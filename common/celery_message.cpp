@@ -160,6 +160,9 @@ Status DecodeTaskMessage(std::string_view envelope, TaskMessage* out) {
     out->kwargs = std::move(payload[1]);
     out->embed = payload.size() > 2 ? std::move(payload[2]) : json::object();
     FillCommon(headers, out);
+    if (auto gi = headers.find("group_index"); gi != headers.end() && gi->is_number_integer()) {
+      out->group_index = gi->get<int>();
+    }
     out->argsrepr = StringOrEmpty(headers, "argsrepr");
     out->kwargsrepr = StringOrEmpty(headers, "kwargsrepr");
     if (Status s = ReadTime(headers, "eta", &out->eta); !s.ok()) return s;
@@ -219,7 +222,7 @@ std::string EncodeTaskMessageV2(const TaskMessage& msg, std::string_view deliver
       {"eta", opt_time(msg.eta)},
       {"expires", opt_time(msg.expires)},
       {"group", opt_str(msg.group)},
-      {"group_index", nullptr},
+      {"group_index", msg.group_index ? json(*msg.group_index) : json(nullptr)},
       {"retries", msg.retries},
       {"timelimit", {opt_num(msg.time_limit), opt_num(msg.soft_time_limit)}},
       {"root_id", msg.root_id.empty() ? msg.id : msg.root_id},

@@ -29,8 +29,9 @@ struct TaskMessage {
   std::string root_id;
   std::string parent_id;
   std::string group;
-  std::string argsrepr;    // Python repr of args (for events); built from JSON if absent
-  std::string kwargsrepr;  // Python repr of kwargs
+  std::optional<int> group_index;  // position in the group (chord header order), v2 only
+  std::string argsrepr;            // Python repr of args (for events); built from JSON if absent
+  std::string kwargsrepr;          // Python repr of kwargs
   std::string origin;
 
   // kombu envelope facts.

@@ -23,7 +23,13 @@ json Call(const TaskRegistry& registry, const std::string& name, json args, json
 TEST_CASE("Built-in tasks return Celery-visible values", "[worker][registry]") {
   TaskRegistry registry;
   RegisterBuiltinTasks(registry);
-  CHECK(registry.Names() == std::vector<std::string>{"warmpool.ping", "warmpool.sleep"});
+  CHECK(registry.Names() == std::vector<std::string>{"warmpool.add", "warmpool.echo",
+                                                     "warmpool.ping", "warmpool.sleep",
+                                                     "warmpool.xsum"});
+  CHECK(Call(registry, "warmpool.add", json::array({2, 3})) == 5);
+  CHECK(Call(registry, "warmpool.add", json::array({0.5}), json{{"y", 1}}) == 1.5);
+  CHECK(Call(registry, "warmpool.xsum", json::array({json::array({1, 2, 3})})) == 6);
+  CHECK(Call(registry, "warmpool.echo", json::array({"abc"})) == "abc");
   CHECK(Call(registry, "warmpool.ping", json::array()) == "pong");
   CHECK(Call(registry, "warmpool.sleep", json::array({0.01})) == 0.01);
   CHECK(Call(registry, "warmpool.sleep", json::array(), json{{"seconds", 0}}) == 0);
