@@ -5,6 +5,7 @@
 #include <hiredis/hiredis.h>
 
 #include "common/celery_message.h"
+#include "common/celery_result.h"
 #include "common/kombu_keys.h"
 #include "common/logging.h"
 #include "common/redis_errors.h"
@@ -60,42 +61,129 @@ end
 return out
 )lua";
 
-// KEYS: unacked, unacked_index, inflight[, push_key]   ARGV: tag[, push_value]
-// ARGV[3] = '1' pushes even when the tag was already acked.
+// KEYS: unacked, unacked_index, inflight, push keys...
+// ARGV: tag, force ('1' pushes even when the tag was already acked), push values...
 constexpr const char* kAckLua = R"lua(
 redis.call('ZREM', KEYS[2], ARGV[1])
 local had = redis.call('HDEL', KEYS[1], ARGV[1])
 redis.call('SREM', KEYS[3], ARGV[1])
-if KEYS[4] and (had == 1 or ARGV[3] == '1') then redis.call('LPUSH', KEYS[4], ARGV[2]) end
+if had == 1 or ARGV[2] == '1' then
+  for i = 4, #KEYS do redis.call('LPUSH', KEYS[i], ARGV[i - 1]) end
+end
 return had
 )lua";
 
-// Result + ack in one script, for a result backend on the broker's server.
-// KEYS: unacked, unacked_index, inflight, result key[, push_key]
-// ARGV: tag, result json ('' = none), expires, backend db, broker db, push value, force push
+// Result(s) + ack + pushes + chord step in one script, for a result backend on the broker's
+// server (maybe another DB).
+// KEYS: unacked, unacked_index, inflight, result key, extra result keys (ARGV[8] of them),
+//       push keys (ARGV[9]); with a chord step: .j, .t, .s, body list, body result key, then
+//       the body's errback lists.
+// ARGV: tag, result json ('' = none), expires, backend db, broker db, force push, chord '0'|'1',
+//       n extra, n push, extra result values..., push values...; with a chord step: score,
+//       member, body head, body tail, immutable, envelope head, envelope tail, error meta head,
+//       error meta tail, errback values...
+// The chord step is Celery 5.2.6's RedisBackend.on_chord_part_return (result_chord_ordered):
+// ZADD .j, ZCOUNT, GET .t/.s, EXPIRE; the last part sends the body with the results in order
+// (assembled here: the body JSON is base64-encoded into the envelope) and deletes the keys, or
+// stores FAILURE ChordError for the body and sends its errbacks when a part failed.
 constexpr const char* kFinishLua = R"lua(
-if ARGV[2] ~= '' then
-  redis.call('SELECT', ARGV[4])
-  local cur = redis.call('GET', KEYS[4])
-  local done = false
+local function store(key, value, expires)
+  local cur = redis.call('GET', key)
   if cur then
     local ok, meta = pcall(cjson.decode, cur)
-    done = ok and type(meta) == 'table' and meta.status == 'SUCCESS'
+    if ok and type(meta) == 'table' and meta.status == 'SUCCESS' then return end
   end
-  if not done then
-    if tonumber(ARGV[3]) > 0 then
-      redis.call('SETEX', KEYS[4], ARGV[3], ARGV[2])
+  if tonumber(expires) > 0 then
+    redis.call('SETEX', key, expires, value)
+  else
+    redis.call('SET', key, value)
+  end
+  redis.call('PUBLISH', key, value)
+end
+local b64chars = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/'
+local function b64(s)
+  local out = {}
+  for i = 1, #s, 3 do
+    local a, b, c = string.byte(s, i, i + 2)
+    local n = a * 65536 + (b or 0) * 256 + (c or 0)
+    local c1 = math.floor(n / 262144) % 64 + 1
+    local c2 = math.floor(n / 4096) % 64 + 1
+    local c3 = math.floor(n / 64) % 64 + 1
+    local c4 = n % 64 + 1
+    out[#out + 1] = string.sub(b64chars, c1, c1) .. string.sub(b64chars, c2, c2) ..
+      (b and string.sub(b64chars, c3, c3) or '=') .. (c and string.sub(b64chars, c4, c4) or '=')
+  end
+  return table.concat(out)
+end
+local function exc_repr(raw)
+  local ok, e = pcall(cjson.decode, raw)
+  if not ok or type(e) ~= 'table' or type(e.exc_type) ~= 'string' then return raw end
+  local args = {}
+  local msg = e.exc_message
+  if type(msg) ~= 'table' then msg = {msg} end
+  for _, v in ipairs(msg) do
+    if type(v) == 'string' then
+      local q = string.gsub(v, '\\', '\\\\')
+      q = string.gsub(q, "'", "\\'")
+      args[#args + 1] = "'" .. q .. "'"
     else
-      redis.call('SET', KEYS[4], ARGV[2])
+      args[#args + 1] = cjson.encode(v)
     end
-    redis.call('PUBLISH', KEYS[4], ARGV[2])
   end
+  return e.exc_type .. '(' .. table.concat(args, ', ') .. ')'
+end
+local function chord_part(k, a, nerr)
+  local jkey, tkey, skey = KEYS[k], KEYS[k + 1], KEYS[k + 2]
+  redis.call('SELECT', ARGV[4])
+  redis.call('ZADD', jkey, ARGV[a], ARGV[a + 1])
+  local ready = redis.call('ZCOUNT', jkey, '-inf', '+inf')
+  local t = redis.call('GET', tkey)
+  local size = redis.call('GET', skey)
+  if tonumber(ARGV[3]) > 0 then
+    redis.call('EXPIRE', jkey, ARGV[3])
+    redis.call('EXPIRE', tkey, ARGV[3])
+    redis.call('EXPIRE', skey, ARGV[3])
+  end
+  if not size or ready ~= tonumber(size) + (t and tonumber(t) or 0) then return end
+  local values = {}
+  for _, m in ipairs(redis.call('ZRANGE', jkey, 0, -1)) do
+    local tid, state, raw =
+      string.match(m, '^%[%s*1%s*,%s*"([^"]*)"%s*,%s*"(%u+)"%s*,%s*(.*)%]%s*$')
+    if not tid or state == 'FAILURE' or state == 'REVOKED' then
+      local text = 'Dependency ' .. (tid or '?') .. ' raised ' .. (raw and exc_repr(raw) or m)
+      store(KEYS[k + 4], ARGV[a + 7] .. cjson.encode(text) .. ARGV[a + 8], ARGV[3])
+      redis.call('SELECT', ARGV[5])
+      for i = 1, nerr do redis.call('LPUSH', KEYS[k + 4 + i], ARGV[a + 8 + i]) end
+      return
+    end
+    values[#values + 1] = raw
+  end
+  local body = ARGV[a + 2]
+  if ARGV[a + 4] ~= '1' then
+    body = body .. '[' .. table.concat(values, ', ') .. ']' .. ARGV[a + 3]
+  end
+  redis.call('DEL', jkey, tkey, skey)
+  redis.call('SELECT', ARGV[5])
+  redis.call('LPUSH', KEYS[k + 3], ARGV[a + 5] .. '"' .. b64(body) .. '"' .. ARGV[a + 6])
+end
+local nres, npush = tonumber(ARGV[8]), tonumber(ARGV[9])
+if ARGV[2] ~= '' or nres > 0 then
+  redis.call('SELECT', ARGV[4])
+  if ARGV[2] ~= '' then store(KEYS[4], ARGV[2], ARGV[3]) end
+  for i = 1, nres do store(KEYS[4 + i], ARGV[9 + i], ARGV[3]) end
   redis.call('SELECT', ARGV[5])
 end
 redis.call('ZREM', KEYS[2], ARGV[1])
 local had = redis.call('HDEL', KEYS[1], ARGV[1])
 redis.call('SREM', KEYS[3], ARGV[1])
-if KEYS[5] and (had == 1 or ARGV[7] == '1') then redis.call('LPUSH', KEYS[5], ARGV[6]) end
+if had == 1 or ARGV[6] == '1' then
+  for i = 1, npush do redis.call('LPUSH', KEYS[4 + nres + i], ARGV[9 + nres + i]) end
+  if ARGV[7] == '1' then
+    local k = 5 + nres + npush
+    chord_part(k, 10 + nres + npush, #KEYS - (k + 4))
+    redis.call('SELECT', ARGV[5])
+  end
+end
 return had
 )lua";
 
@@ -196,12 +284,11 @@ std::vector<Fetched> Broker::Fetch(const std::vector<std::string>& list_keys,
 void Broker::Ack(const std::string& tag, const std::string& push_key,
                  const std::string& push_value) {
   std::vector<std::string> keys = {unacked_, unacked_index_, inflight_key_};
-  std::vector<std::string> args = {tag};
+  std::vector<std::string> args = {tag, "0"};
   if (!push_key.empty()) {
     keys.push_back(push_key);
     args.push_back(push_value);
   }
-  if (!push_key.empty()) args.push_back("0");
   auto conn = pool_.Acquire();
   ack_script_.Run(*conn, keys, args);
 }
@@ -211,11 +298,11 @@ void Broker::AckMany(const std::vector<AckOp>& ops) {
   std::vector<LuaScript::Call> calls;
   calls.reserve(ops.size());
   for (const auto& op : ops) {
-    LuaScript::Call c{{unacked_, unacked_index_, inflight_key_}, {op.tag}};
-    if (!op.push_key.empty()) {
-      c.keys.push_back(op.push_key);
-      c.args.push_back(op.push_value);
-      c.args.push_back(op.force_push ? "1" : "0");
+    LuaScript::Call c{{unacked_, unacked_index_, inflight_key_},
+                      {op.tag, op.force_push ? "1" : "0"}};
+    for (const auto& p : op.pushes) {
+      c.keys.push_back(p.key);
+      c.args.push_back(p.value);
     }
     calls.push_back(std::move(c));
   }
@@ -223,41 +310,57 @@ void Broker::AckMany(const std::vector<AckOp>& ops) {
   ack_script_.RunMany(*conn, calls);
 }
 
-std::vector<LuaScript::Call> Broker::FinishCalls(const std::vector<AckOp>& ops,
-                                                 const std::vector<std::string>& result_keys,
-                                                 const std::vector<std::string>& results,
-                                                 int backend_db, long expires) const {
+std::vector<LuaScript::Call> Broker::FinishCalls(const std::vector<FinishOp>& ops, int backend_db,
+                                                 long expires) const {
   std::vector<LuaScript::Call> calls;
   calls.reserve(ops.size());
   const std::string backend = std::to_string(backend_db);
   const std::string broker = std::to_string(pool_.endpoint().db);
   const std::string exp = std::to_string(expires);
-  for (size_t i = 0; i < ops.size(); ++i) {
-    const AckOp& op = ops[i];
-    LuaScript::Call c{
-        {unacked_, unacked_index_, inflight_key_, result_keys[i]},
-        {op.tag, results[i], exp, backend, broker, op.push_value, op.force_push ? "1" : "0"}};
-    if (!op.push_key.empty()) c.keys.push_back(op.push_key);
+  for (const FinishOp& op : ops) {
+    LuaScript::Call c{{unacked_, unacked_index_, inflight_key_, op.result_key},
+                      {op.ack.tag, op.result, exp, backend, broker, op.ack.force_push ? "1" : "0",
+                       op.chord ? "1" : "0", std::to_string(op.extra_results.size()),
+                       std::to_string(op.ack.pushes.size())}};
+    for (const auto& [key, value] : op.extra_results) {
+      c.keys.push_back(key);
+      c.args.push_back(value);
+    }
+    for (const auto& p : op.ack.pushes) {
+      c.keys.push_back(p.key);
+      c.args.push_back(p.value);
+    }
+    if (op.chord) {
+      const ChordPart& ch = *op.chord;
+      const std::string group_key = "celery-taskset-meta-" + ch.group_id;
+      c.keys.insert(c.keys.end(), {group_key + ".j", group_key + ".t", group_key + ".s",
+                                   ListKey(ch.callback_queue, ch.callback_priority),
+                                   celery::ResultKey(ch.callback_id)});
+      c.args.insert(c.args.end(), {ch.score, ch.member, ch.body_head, ch.body_tail,
+                                   ch.callback_immutable ? "1" : "0", ch.envelope_head,
+                                   ch.envelope_tail, ch.error_meta_head, ch.error_meta_tail});
+      for (const auto& m : ch.errbacks) {
+        c.keys.push_back(ListKey(m.queue, m.priority));
+        c.args.push_back(m.envelope);
+      }
+    }
     calls.push_back(std::move(c));
   }
   return calls;
 }
 
-void Broker::FinishMany(const std::vector<AckOp>& ops, const std::vector<std::string>& result_keys,
-                        const std::vector<std::string>& results, int backend_db, long expires) {
+void Broker::FinishMany(const std::vector<FinishOp>& ops, int backend_db, long expires) {
   if (ops.empty()) return;
-  auto calls = FinishCalls(ops, result_keys, results, backend_db, expires);
+  auto calls = FinishCalls(ops, backend_db, expires);
   auto conn = pool_.Acquire();
   finish_script_.RunMany(*conn, calls);
 }
 
-void Broker::FinishManyThenFetch(const std::vector<AckOp>& ops,
-                                 const std::vector<std::string>& result_keys,
-                                 const std::vector<std::string>& results, int backend_db,
-                                 long expires, const std::vector<std::string>& list_keys,
+void Broker::FinishManyThenFetch(const std::vector<FinishOp>& ops, int backend_db, long expires,
+                                 const std::vector<std::string>& list_keys,
                                  const std::vector<std::string>& queues, int max, double now,
                                  std::vector<Fetched>* fetched) {
-  auto calls = FinishCalls(ops, result_keys, results, backend_db, expires);
+  auto calls = FinishCalls(ops, backend_db, expires);
   auto conn = pool_.Acquire();
   std::string finish_sha = finish_script_.Sha(*conn);
   std::string fetch_sha = fetch_script_.Sha(*conn);

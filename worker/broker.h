@@ -2,10 +2,13 @@
 
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "common/redis_pool.h"
+#include "worker/canvas.h"
 #include "worker/lua_script.h"
 
 namespace warmpool::worker {
@@ -52,32 +55,47 @@ class Broker {
 
   // Acks: ZREM unacked_index, HDEL unacked, SREM in-flight, atomically. When `push_key` (a full,
   // prefixed key: ListKey() or deadletter_key()) is not empty, LPUSHes `push_value` to it in the
-  // same script (retry republish, dead-letter), so the message is never in neither place.
+  // same script (dead-letter), so the message is never in neither place.
   void Ack(const std::string& tag, const std::string& push_key = {},
            const std::string& push_value = {});
 
-  // Many acks in one round trip. A push is done only when the tag was still unacked (or when
-  // `force_push`), so repeating an ack after a lost reply never pushes twice.
+  // A message to LPUSH in the script that acks (retry republish, chain step, link callbacks,
+  // errbacks).
+  struct Push {
+    std::string key;  // full, prefixed key: ListKey() or deadletter_key()
+    std::string value;
+  };
+  // Many acks in one round trip. The pushes of an op are done (in order) only when its tag was
+  // still unacked (or when `force_push`), so repeating an ack after a lost reply never pushes
+  // twice.
   struct AckOp {
     std::string tag;
-    std::string push_key;  // full key or empty
-    std::string push_value;
-    bool force_push = false;  // push even if the tag was already acked (early-ack retries)
+    std::vector<Push> pushes;
+    bool force_push = false;  // push even if the tag was already acked (early-ack)
   };
   void AckMany(const std::vector<AckOp>& ops);
 
-  // When the result backend is this same Redis server (maybe another DB): stores each result
-  // (GET; unless SUCCESS is stored, SETEX + PUBLISH, in `backend_db`) and acks in ONE script per
-  // task, all in one round trip. `results[i]` is the result JSON for ops[i], or empty for none.
-  void FinishMany(const std::vector<AckOp>& ops, const std::vector<std::string>& result_keys,
-                  const std::vector<std::string>& results, int backend_db, long expires);
+  // What one finished task writes when the result backend is this same Redis server.
+  struct FinishOp {
+    AckOp ack;
+    std::string result_key;  // celery-task-meta-<id>
+    std::string result;      // result JSON, or empty for none (ignore_result, skip)
+    // Further results stored with the same rule (chain steps failed with this task):
+    // (key, JSON) pairs.
+    std::vector<std::pair<std::string, std::string>> extra_results;
+    // The chord step (Redis backend protocol of Celery 5.2.6), done with the pushes: only when
+    // the tag was still unacked or `force_push`.
+    std::optional<ChordPart> chord;
+  };
+  // Stores each result (GET; unless SUCCESS is stored, SETEX + PUBLISH, in `backend_db`), acks,
+  // pushes and runs the chord step in ONE script per task, all in one round trip. A repeated
+  // call (after a lost reply) neither pushes nor counts a chord part again.
+  void FinishMany(const std::vector<FinishOp>& ops, int backend_db, long expires);
 
   // FinishMany and then Fetch in the same pipeline (one round trip for "finish this task, take
   // the next"). `fetched` is filled from the fetch reply even when a finish reply was an error,
   // which is thrown afterwards (RedisError); the caller then repeats the finish (idempotent).
-  void FinishManyThenFetch(const std::vector<AckOp>& ops,
-                           const std::vector<std::string>& result_keys,
-                           const std::vector<std::string>& results, int backend_db, long expires,
+  void FinishManyThenFetch(const std::vector<FinishOp>& ops, int backend_db, long expires,
                            const std::vector<std::string>& list_keys,
                            const std::vector<std::string>& queues, int max, double now,
                            std::vector<Fetched>* fetched);
@@ -119,9 +137,7 @@ class Broker {
   const RedisEndpoint& endpoint() const { return pool_.endpoint(); }
 
  private:
-  std::vector<LuaScript::Call> FinishCalls(const std::vector<AckOp>& ops,
-                                           const std::vector<std::string>& result_keys,
-                                           const std::vector<std::string>& results, int backend_db,
+  std::vector<LuaScript::Call> FinishCalls(const std::vector<FinishOp>& ops, int backend_db,
                                            long expires) const;
   LuaScript::Call FetchCall(const std::vector<std::string>& list_keys,
                             const std::vector<std::string>& queues, int max, double now) const;

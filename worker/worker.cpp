@@ -11,6 +11,7 @@
 #include "common/kombu_keys.h"
 #include "common/logging.h"
 #include "common/redis_errors.h"
+#include "worker/canvas.h"
 #include "worker/health_server.h"
 #include "worker/remote_control.h"
 #include "worker/uuid.h"
@@ -711,6 +712,56 @@ void Worker::FinisherLoop() {
   }
 }
 
+void Worker::PlanJobCanvas(const Job& job, const Outcome& out, CanvasOutcome outcome, double now,
+                           Broker::AckOp* ack, std::vector<celery::ResultMeta>* extra,
+                           std::optional<ChordPart>* chord) {
+  const celery::TaskMessage& msg = job.msg;
+  if (!msg.embed.is_object()) return;
+  CanvasEnv env;
+  env.hostname = options_.hostname;
+  env.now = now;
+  env.new_id = NewUuid4;
+  const nlohmann::json value = outcome == CanvasOutcome::kSuccess ? out.value : out.exc.ToJson();
+  CanvasPlan plan;
+  try {
+    plan = PlanCanvas(msg, outcome, value, env);
+  } catch (const std::exception& e) {  // a bug, never bad data: keep the result anyway
+    plan.errors.push_back(std::string("canvas planning failed: ") + e.what());
+  }
+  for (const auto& error : plan.errors) {
+    LogEvent(spdlog::level::err, "canvas_invalid",
+             {{"id", msg.id},
+              {"name", msg.task},
+              {"error", error},
+              {"note", "the task's own result is stored; this follow-up is not sent"}});
+  }
+  for (const auto& m : plan.messages) {
+    ack->pushes.push_back({broker_->ListKey(m.queue, m.priority), m.envelope});
+    LogEvent(spdlog::level::debug, "canvas_send",
+             {{"id", msg.id},
+              {"kind", m.kind},
+              {"task", m.task},
+              {"task_id", m.task_id},
+              {"queue", m.queue}});
+  }
+  for (const auto& id : plan.failed_chain_ids) {
+    extra->push_back(celery::FailureMeta(id, out.exc, out.traceback, now));
+  }
+  if (plan.chord) {
+    if (same_server_) {
+      *chord = std::move(plan.chord);
+    } else {
+      LogEvent(spdlog::level::err, "canvas_invalid",
+               {{"id", msg.id},
+                {"name", msg.task},
+                {"group", msg.group},
+                {"error",
+                 "chord needs the result backend on the broker's Redis server "
+                 "(the body is sent in the script that acks)"}});
+    }
+  }
+}
+
 void Worker::WriteBatch(std::vector<Finishing>& batch, bool kick, FetchRequest* fetch) {
   const double now = Now();
   struct Prepared {
@@ -719,6 +770,8 @@ void Worker::WriteBatch(std::vector<Finishing>& batch, bool kick, FetchRequest* 
     celery::ResultMeta meta;
     bool store = false;
     Broker::AckOp ack;
+    std::vector<celery::ResultMeta> extra;  // chain steps failed with this task
+    std::optional<ChordPart> chord;
   };
   std::vector<Prepared> prepared(batch.size());
   for (size_t i = 0; i < batch.size(); ++i) {
@@ -728,21 +781,26 @@ void Worker::WriteBatch(std::vector<Finishing>& batch, bool kick, FetchRequest* 
     Prepared& p = prepared[i];
     p.store = !msg.ignore_result && out.kind != Outcome::Kind::kSkip;
     p.ack.tag = job.fetched.tag;
+    p.ack.force_push = !options_.acks_late;  // already acked at start
+    std::optional<CanvasOutcome> canvas;
     switch (out.kind) {
       case Outcome::Kind::kSuccess:
         p.state = "SUCCESS";
         p.meta = celery::SuccessMeta(msg.id, out.value, now);
         p.detail = Truncate(out.value.dump(), 200);
+        canvas = CanvasOutcome::kSuccess;
         break;
       case Outcome::Kind::kFailure:
         p.state = "FAILURE";
         p.meta = celery::FailureMeta(msg.id, out.exc, out.traceback, now);
         p.detail = out.exc.Repr();
+        canvas = CanvasOutcome::kFailure;
         break;
       case Outcome::Kind::kRevoked:
         p.state = "REVOKED";
         p.meta = celery::RevokedMeta(msg.id, out.exc, now);
         p.detail = out.exc.message.dump();
+        canvas = CanvasOutcome::kRevoked;
         break;
       case Outcome::Kind::kRetry: {
         p.state = "RETRY";
@@ -756,9 +814,8 @@ void Worker::WriteBatch(std::vector<Finishing>& batch, bool kick, FetchRequest* 
           next.routing_key = job.fetched.queue;
         }
         // Republished with the same id in the same script that acks the original.
-        p.ack.push_key = broker_->ListKey(job.fetched.queue, msg.priority);
-        p.ack.push_value = celery::EncodeTaskMessageV2(next, NewUuid4());
-        p.ack.force_push = !options_.acks_late;  // already acked at start
+        p.ack.pushes.push_back({broker_->ListKey(job.fetched.queue, msg.priority),
+                                celery::EncodeTaskMessageV2(next, NewUuid4())});
         p.detail = "retry in " + std::to_string(out.countdown) + "s: " + out.exc.Repr();
         break;
       }
@@ -769,6 +826,7 @@ void Worker::WriteBatch(std::vector<Finishing>& batch, bool kick, FetchRequest* 
     }
     if (!msg.parent_id.empty()) p.meta.parent_id = msg.parent_id;
     if (!msg.group.empty()) p.meta.group_id = msg.group;
+    if (canvas) PlanJobCanvas(job, out, *canvas, now, &p.ack, &p.extra, &p.chord);
   }
 
   // Results first, then acks: a crash in between redelivers a task whose SUCCESS is stored,
@@ -779,22 +837,28 @@ void Worker::WriteBatch(std::vector<Finishing>& batch, bool kick, FetchRequest* 
     try {
       if (same_server_) {
         // One script per task (result, then ack), all in one round trip.
-        std::vector<Broker::AckOp> ops;
-        std::vector<std::string> keys, results;
+        std::vector<Broker::FinishOp> ops;
+        ops.reserve(prepared.size());
         for (const auto& p : prepared) {
-          ops.push_back(p.ack);
-          keys.push_back(celery::ResultKey(p.meta.task_id.empty() ? "-" : p.meta.task_id));
-          results.push_back(p.store ? celery::EncodeResultMeta(p.meta) : std::string());
+          Broker::FinishOp op;
+          op.ack = p.ack;
+          op.result_key = celery::ResultKey(p.meta.task_id.empty() ? "-" : p.meta.task_id);
+          if (p.store) op.result = celery::EncodeResultMeta(p.meta);
+          for (const auto& m : p.extra) {
+            op.extra_results.emplace_back(celery::ResultKey(m.task_id),
+                                          celery::EncodeResultMeta(m));
+          }
+          op.chord = p.chord;
+          ops.push_back(std::move(op));
         }
         const long expires = static_cast<long>(options_.result_expires.count());
         if (fetch != nullptr && !fetch->attempted) {
           fetch->attempted = true;
-          broker_->FinishManyThenFetch(ops, keys, results, options_.result_backend.db, expires,
-                                       fetch->keys, fetch->queues, fetch->room, Now(),
-                                       &fetch->fetched);
+          broker_->FinishManyThenFetch(ops, options_.result_backend.db, expires, fetch->keys,
+                                       fetch->queues, fetch->room, Now(), &fetch->fetched);
           fetch->ok = true;
         } else {
-          broker_->FinishMany(ops, keys, results, options_.result_backend.db, expires);
+          broker_->FinishMany(ops, options_.result_backend.db, expires);
         }
         stored = acked = true;
       }
@@ -802,6 +866,7 @@ void Worker::WriteBatch(std::vector<Finishing>& batch, bool kick, FetchRequest* 
         std::vector<const celery::ResultMeta*> metas;
         for (const auto& p : prepared) {
           if (p.store) metas.push_back(&p.meta);
+          for (const auto& m : p.extra) metas.push_back(&m);
         }
         results_->StoreMany(metas);
         stored = true;

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "worker/broker.h"
+#include "worker/canvas.h"
 #include "worker/events.h"
 #include "worker/result_store.h"
 #include "worker/task_registry.h"
@@ -97,6 +98,12 @@ class Worker {
   // Stores results and acks for `batch`; `kick` wakes the consumer loop for the freed room.
   // With `fetch`, the first attempt also takes messages in the same pipeline.
   void WriteBatch(std::vector<Finishing>& batch, bool kick, FetchRequest* fetch);
+  // The canvas of a finished job (worker/canvas.h): the messages to push go into `ack` (sent in
+  // the script that acks), chain steps failed with it into `extra`, the chord step into `chord`
+  // (same-server backend only). Bad canvas data is logged (canvas_invalid) and skipped.
+  void PlanJobCanvas(const Job& job, const Outcome& out, CanvasOutcome outcome, double now,
+                     Broker::AckOp* ack, std::vector<celery::ResultMeta>* extra,
+                     std::optional<ChordPart>* chord);
   void Forget(const std::shared_ptr<Job>& job, bool kick = true);
   void Requeue(const std::shared_ptr<Job>& job, const char* reason);
   void LogTask(const Job& job, const std::string& state, double runtime, const std::string& detail);

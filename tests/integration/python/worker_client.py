@@ -8,13 +8,14 @@ stdout, so the C++ test can assert on values. Sub-commands:
   sweep     run kombu's visibility-timeout restore (QoS.restore_visible) once
   events    capture celery events (EventReceiver) for a while; prints counts per type and host
   control   broadcast a remote-control command (ping, enable_events, ...); prints the replies
+  canvas    run a Celery canvas (chain, link, link_error, chord) of warmpool.* tasks and wait
 """
 import argparse
 import json
 import sys
 import time
 
-from celery import Celery
+from celery import Celery, chain, chord
 
 
 def make_app(args):
@@ -55,6 +56,8 @@ def cmd_call(args):
         options["queue"] = args.queue
     if args.time_limit is not None:
         options["time_limit"] = args.time_limit
+    if args.link:
+        options["link"] = [json.loads(args.link)]  # raw (maybe malformed) embedded signature
     sent = time.time()
     r = app.send_task(args.task, args=json.loads(args.args), kwargs=json.loads(args.kwargs),
                       **options)
@@ -136,6 +139,56 @@ def cmd_control(args):
     print(json.dumps(merged))
 
 
+def cmd_canvas(args):
+    """Builds one canvas with Celery's own API; prints the AsyncResult outcome(s) to check."""
+    app = make_app(args)
+    sig = app.signature
+    out = {"kind": args.kind}
+    if args.kind == "chain":
+        # chain(sleep(0.01), sleep(), add(1) on queue gpu2 at priority 5): 0.01 -> 0.01 -> 1.01
+        r = chain(sig("warmpool.sleep", args=(0.01,)), sig("warmpool.sleep"),
+                  sig("warmpool.add", args=(1,)).set(priority=5)).apply_async()
+        out["final"] = describe(r, args.timeout)
+        out["middle"] = describe(r.parent, args.timeout)
+        out["first"] = describe(r.parent.parent, args.timeout)
+        out["first_id"] = r.parent.parent.id
+        out["middle_parent"] = app.backend.get_task_meta(r.parent.id).get("parent_id")
+    elif args.kind == "chain_failure":
+        # The first step fails: the chain's last AsyncResult raises the same error.
+        r = chain(sig("warmpool.sleep", args=(-1,)), sig("warmpool.add", args=(1,))).apply_async()
+        out["final"] = describe(r, args.timeout)
+        out["first_id"] = r.parent.id
+    elif args.kind == "link":
+        cb = sig("warmpool.add", args=(10,))
+        cb.freeze()
+        r = sig("warmpool.add", args=(2, 3)).apply_async(link=cb)
+        out["task"] = describe(r, args.timeout)
+        out["callback"] = describe(app.AsyncResult(cb.id), args.timeout)
+    elif args.kind == "link_error":
+        eb = sig("warmpool.echo")
+        eb.freeze()
+        never = sig("warmpool.echo", args=("never",))
+        never.freeze()
+        r = sig("warmpool.sleep", args=(-1,)).apply_async(link=never, link_error=eb)
+        out["task"] = describe(r, args.timeout)
+        out["task_id"] = r.id
+        out["errback"] = describe(app.AsyncResult(eb.id), args.timeout)
+        out["link_state"] = app.AsyncResult(never.id).state
+    elif args.kind == "chord":
+        r = chord([sig("warmpool.add", args=(i, i)) for i in range(args.n)])(
+            sig("warmpool.xsum"))
+        out["body"] = describe(r, args.timeout)
+    elif args.kind == "chord_failure":
+        header = [sig("warmpool.add", args=(1, 1)), sig("warmpool.sleep", args=(-1,))]
+        eb = sig("warmpool.echo")
+        eb.freeze()
+        r = chord(header)(sig("warmpool.xsum").on_error(eb))
+        out["body"] = describe(r, args.timeout)
+        out["errback"] = describe(app.AsyncResult(eb.id), args.timeout)
+        out["body_id"] = r.id
+    print(json.dumps(out))
+
+
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("--broker", required=True)
@@ -152,6 +205,7 @@ def main():
     c.add_argument("--expires", type=float)
     c.add_argument("--time-limit", type=float)
     c.add_argument("--queue")
+    c.add_argument("--link")
     c.add_argument("--timeout", type=float, default=20)
     s = sub.add_parser("send")
     s.add_argument("task")
@@ -173,9 +227,15 @@ def main():
     k = sub.add_parser("control")
     k.add_argument("method")
     k.add_argument("--timeout", type=float, default=1.5)
+    n = sub.add_parser("canvas")
+    n.add_argument("kind", choices=["chain", "chain_failure", "link", "link_error", "chord",
+                                    "chord_failure"])
+    n.add_argument("--n", type=int, default=4)
+    n.add_argument("--timeout", type=float, default=20)
     args = p.parse_args()
     {"call": cmd_call, "send": cmd_send, "collect": cmd_collect, "sweep": cmd_sweep,
-     "events": cmd_events, "control": cmd_control, "revoke": cmd_revoke}[args.cmd](args)
+     "events": cmd_events, "control": cmd_control, "revoke": cmd_revoke,
+     "canvas": cmd_canvas}[args.cmd](args)
 
 
 if __name__ == "__main__":
