@@ -65,6 +65,10 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
+// How long the finisher gathers results before one write, and the most it writes at once.
+constexpr auto kFinishLinger = std::chrono::milliseconds(1);
+constexpr size_t kFinishBatchMax = 256;
+
 std::string Traceback(const std::string& task, const celery::ExceptionInfo& exc) {
   return "Traceback (most recent call last):\n  File \"warmpool-worker\", in " + task + "\n" +
          exc.type + ": " + exc.Repr() + "\n";
@@ -637,8 +641,11 @@ int Worker::RunJob(const std::shared_ptr<Job>& job) {
   {
     std::lock_guard lock(mu_);
     if (!ready_jobs_.empty()) {
+      // Only the first waiting result wakes the finisher; it lingers for the rest (see
+      // FinisherLoop), so short tasks cost no thread wake each.
+      const bool first = finish_queue_.empty();
       finish_queue_.push_back({job, std::move(out)});
-      finish_cv_.notify_one();
+      if (first) finish_cv_.notify_one();
       return 1;
     }
     batch.swap(finish_queue_);
@@ -703,7 +710,14 @@ void Worker::FinisherLoop() {
       std::unique_lock lock(mu_);
       finish_cv_.wait(lock, [this] { return stop_finisher_ || !finish_queue_.empty(); });
       if (finish_queue_.empty()) return;  // stop_finisher_
-      size_t n = std::min<size_t>(finish_queue_.size(), 256);
+      // Linger: executors running short tasks add more results within microseconds, and one
+      // that runs out of queued work writes them all inline with its next take (RunJob). A
+      // result waits at most kFinishLinger for this.
+      finish_cv_.wait_for(lock, kFinishLinger, [this] {
+        return stop_finisher_ || finish_queue_.size() >= kFinishBatchMax;
+      });
+      if (finish_queue_.empty()) continue;  // written inline meanwhile
+      size_t n = std::min(finish_queue_.size(), kFinishBatchMax);
       batch.assign(std::make_move_iterator(finish_queue_.begin()),
                    std::make_move_iterator(finish_queue_.begin() + static_cast<long>(n)));
       finish_queue_.erase(finish_queue_.begin(), finish_queue_.begin() + static_cast<long>(n));
