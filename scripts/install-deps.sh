@@ -5,7 +5,7 @@ set -euo pipefail
 
 PACKAGES=(
   build-essential cmake pkg-config ninja-build git clang-format
-  libgrpc++-dev libprotobuf-dev protobuf-compiler protobuf-compiler-grpc
+  libgrpc++-dev libabsl-dev libprotobuf-dev protobuf-compiler protobuf-compiler-grpc
   libhiredis-dev libspdlog-dev libfmt-dev catch2
   nlohmann-json3-dev libcli11-dev prometheus-cpp-dev libssl-dev
   libopencv-dev libgdal-dev gdal-bin

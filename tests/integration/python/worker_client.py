@@ -145,7 +145,7 @@ def cmd_canvas(args):
     sig = app.signature
     out = {"kind": args.kind}
     if args.kind == "chain":
-        # chain(sleep(0.01), sleep(), add(1) on queue gpu2 at priority 5): 0.01 -> 0.01 -> 1.01
+        # chain(sleep(0.01), sleep(), add(1) at priority 5): 0.01 -> 0.01 -> 1.01
         r = chain(sig("warmpool.sleep", args=(0.01,)), sig("warmpool.sleep"),
                   sig("warmpool.add", args=(1,)).set(priority=5)).apply_async()
         out["final"] = describe(r, args.timeout)
