@@ -72,9 +72,7 @@ TEST_CASE("Canvas: chains, callbacks, errbacks and chords run on warmpool-worker
     CHECK(r["errback"]["result"] == r["body_id"]);
   }
   CHECK(fx.Int({"HLEN", "unacked"}) == 0);
-  CHECK(worker->Running());
-  worker->Signal(SIGTERM);
-  CHECK(worker->Wait(std::chrono::seconds(10)) == 0);
+  CheckServingThenStopsCleanly(*worker);
 }
 
 TEST_CASE("Canvas: bad signatures are logged, the task's own result is kept",

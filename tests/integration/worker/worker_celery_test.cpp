@@ -76,9 +76,7 @@ TEST_CASE("Python AsyncResult.get() sees every state the worker stores", "[worke
     json after = fx.Client({"call", "warmpool.ping"});
     CHECK(after["result"] == "pong");
   }
-  CHECK(worker->Running());
-  worker->Signal(SIGTERM);
-  CHECK(worker->Wait(std::chrono::seconds(10)) == 0);
+  CheckServingThenStopsCleanly(*worker);
 }
 
 TEST_CASE("Malformed messages are dead-lettered and the worker keeps serving",

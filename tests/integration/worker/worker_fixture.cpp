@@ -53,4 +53,10 @@ bool WorkerFixture::WaitUnacked(long long n, std::chrono::milliseconds timeout) 
   return WaitFor([&] { return Int({"HLEN", "unacked"}) == n; }, timeout);
 }
 
+void CheckServingThenStopsCleanly(ChildProcess& worker) {
+  CHECK(worker.Running());
+  worker.Signal(SIGTERM);
+  CHECK(worker.Wait(std::chrono::seconds(10)) == 0);
+}
+
 }  // namespace warmpool::testing

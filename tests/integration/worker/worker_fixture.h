@@ -45,4 +45,7 @@ class WorkerFixture {
 std::string WorkerBinary();
 std::string ClientScript();
 
+// The end of most worker tests: the worker is still serving, and SIGTERM stops it with exit 0.
+void CheckServingThenStopsCleanly(ChildProcess& worker);
+
 }  // namespace warmpool::testing
