@@ -86,6 +86,11 @@ nlohmann::json RemoteControl::Reply(const std::string& method, const nlohmann::j
     if (hooks.send_heartbeat) hooks.send_heartbeat();
     return {{"ok", "heartbeat sent"}};
   }
+  if (method == "active") return hooks.active ? hooks.active() : nlohmann::json::array();
+  if (method == "stats") return hooks.stats ? hooks.stats() : nlohmann::json::object();
+  if (method == "registered") {
+    return hooks.registered ? nlohmann::json(hooks.registered()) : nlohmann::json::array();
+  }
   return {{"error", "warmpool-worker does not implement remote control command '" + method + "'"}};
 }
 

@@ -1,6 +1,7 @@
 #include "worker/worker.h"
 
 #include <algorithm>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <spdlog/spdlog.h>
@@ -135,6 +136,62 @@ void Worker::JoinThreads() {
 
 int Worker::health_port() const { return health_ ? health_->port() : 0; }
 
+nlohmann::json Worker::ActiveTasks() {
+  const auto now_steady = Clock::now();
+  const double now = Now();
+  nlohmann::json out = nlohmann::json::array();
+  std::lock_guard lock(mu_);
+  for (const auto& [slot, job] : running_) {
+    const celery::TaskMessage& m = job->msg;
+    // Celery's Request.info(); time_start as Unix seconds.
+    out.push_back(
+        {{"id", m.id},
+         {"name", job->task_name},
+         {"args", m.args},
+         {"kwargs", m.kwargs},
+         {"type", job->task_name},
+         {"hostname", options_.hostname},
+         {"time_start", now - std::chrono::duration<double>(now_steady - job->started).count()},
+         {"acknowledged", !options_.acks_late},
+         {"delivery_info",
+          {{"exchange", m.exchange},
+           {"routing_key", m.routing_key},
+           {"priority", m.priority},
+           {"redelivered", m.redelivered}}},
+         {"worker_pid", getpid()}});
+  }
+  return out;
+}
+
+nlohmann::json Worker::Stats() {
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  const auto seconds = [](const timeval& tv) { return tv.tv_sec + tv.tv_usec / 1e6; };
+  nlohmann::json totals = nlohmann::json::object();
+  {
+    std::lock_guard lock(mu_);
+    for (const auto& [name, count] : totals_) totals[name] = count;
+  }
+  // The fields of Celery's `inspect stats` that apply here (no credentials).
+  return {
+      {"total", totals},
+      {"pid", getpid()},
+      {"uptime",
+       static_cast<long>(std::chrono::duration<double>(Clock::now() - started_at_).count())},
+      {"pool",
+       {{"implementation", "warmpool-worker threads"}, {"max-concurrency", options_.concurrency}}},
+      {"broker",
+       {{"hostname", options_.broker.host},
+        {"port", options_.broker.port},
+        {"transport", "redis"},
+        {"virtual_host", std::to_string(options_.broker.db)}}},
+      {"prefetch_count", options_.prefetch_limit()},
+      {"rusage",
+       {{"utime", seconds(usage.ru_utime)},
+        {"stime", seconds(usage.ru_stime)},
+        {"maxrss", usage.ru_maxrss}}}};
+}
+
 double Worker::Now() const {
   return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
 }
@@ -228,6 +285,9 @@ int Worker::Run() {
     hooks.send_heartbeat = [this] {
       events_->SendWorker("worker-heartbeat", 5.0, 0, processed_.load());
     };
+    hooks.active = [this] { return ActiveTasks(); };
+    hooks.stats = [this] { return Stats(); };
+    hooks.registered = [this] { return registry_.Names(); };
     control_ = std::make_unique<RemoteControl>(options_.broker, options_.key_prefix,
                                                options_.hostname, std::move(hooks));
   }
@@ -914,6 +974,17 @@ void Worker::WriteBatch(std::vector<Finishing>& batch, bool kick, FetchRequest* 
     }
   }
 
+  {
+    std::lock_guard lock(mu_);
+    for (const auto& f : batch) {
+      // As Celery's total_count: tasks that ran (not revoked or skipped duplicates).
+      const auto kind = f.outcome.kind;
+      if (kind == Outcome::Kind::kSuccess || kind == Outcome::Kind::kFailure ||
+          kind == Outcome::Kind::kRetry) {
+        ++totals_[f.job->task_name];
+      }
+    }
+  }
   std::vector<std::pair<std::string, nlohmann::json>> events;
   for (size_t i = 0; i < batch.size(); ++i) {
     const Job& job = *batch[i].job;

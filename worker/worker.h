@@ -13,6 +13,8 @@
 #include <unordered_set>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "worker/broker.h"
 #include "worker/canvas.h"
 #include "worker/events.h"
@@ -109,6 +111,9 @@ class Worker {
   void LogTask(const Job& job, const std::string& state, double runtime, const std::string& detail);
 
   double Now() const;
+  // Remote-control answers (`celery inspect active` / `stats`).
+  nlohmann::json ActiveTasks();
+  nlohmann::json Stats();
 
   // Constant after construction.
   const WorkerOptions options_;
@@ -142,6 +147,8 @@ class Worker {
   std::deque<std::shared_ptr<Job>> ready_jobs_;  // guarded by mu_
   std::unordered_map<std::string, std::shared_ptr<Job>> held_;  // guarded by mu_; tag -> job
   std::map<int, std::shared_ptr<Job>> running_;                 // guarded by mu_; slot -> job
+  std::map<std::string, long> totals_;  // guarded by mu_; finished tasks per name (stats)
+  std::chrono::steady_clock::time_point started_at_ = std::chrono::steady_clock::now();
   std::unordered_set<std::string> revoked_;  // guarded by mu_; task ids revoked by control
   int reserved_ = 0;
   uint64_t kicks_ = 0;  // guarded by mu_; bumped to wake the consumer loop                     //

@@ -1,4 +1,5 @@
 // Interoperability with Python kombu's ack emulation in both directions, and the health server.
+#include <algorithm>
 #include <arpa/inet.h>
 #include <fstream>
 #include <netinet/in.h>
@@ -114,7 +115,7 @@ TEST_CASE("healthz, readyz and metrics are served", "[worker][integration]") {
 namespace warmpool::testing {
 namespace {
 
-TEST_CASE("Remote control: inspect ping, enable_events and revoke reach the worker",
+TEST_CASE("Remote control: inspect ping, enable_events, revoke, registered, active and stats",
           "[worker][integration]") {
   WorkerFixture fx;
   auto worker = fx.StartWorker({}, "warmpool@control");
@@ -133,6 +134,35 @@ TEST_CASE("Remote control: inspect ping, enable_events and revoke reach the work
   CHECK(revoked["exc_args"] == json::array({"revoked"}));
   json unknown = fx.Client({"control", "pool_grow"});
   CHECK(unknown["warmpool@control"].contains("error"));
+
+  // inspect registered / active / stats, while a task runs.
+  json registered = fx.Client({"control", "registered"})["warmpool@control"];
+  CHECK(std::find(registered.begin(), registered.end(), "warmpool.sleep") != registered.end());
+  json ping_result = fx.Client({"call", "warmpool.ping"});
+  REQUIRE(ping_result["result"] == "pong");
+  json sent = fx.Client({"send", "warmpool.sleep", "--args", "[6]"});
+  const std::string sleep_id = sent["ids"][0];
+  REQUIRE(WaitFor([&] { return fx.Int({"HLEN", "unacked"}) == 1; }, std::chrono::seconds(10)));
+  json active;
+  REQUIRE(WaitFor(
+      [&] {
+        active = fx.Client({"control", "active"})["warmpool@control"];
+        return active.size() == 1;
+      },
+      std::chrono::seconds(10)));
+  CHECK(active[0]["id"] == sleep_id);
+  CHECK(active[0]["name"] == "warmpool.sleep");
+  CHECK(active[0]["args"] == json::array({6}));
+  CHECK(active[0]["acknowledged"] == false);  // acks_late: acked after the result is stored
+  CHECK(active[0]["delivery_info"]["routing_key"] == "celery");
+  CHECK(active[0]["time_start"].get<double>() > 1.7e9);
+  json stats = fx.Client({"control", "stats"})["warmpool@control"];
+  CHECK(stats["total"]["warmpool.ping"] == 1);  // tasks that ran: not the revoked one
+  CHECK(stats["pool"]["max-concurrency"] == 1);
+  CHECK(stats["prefetch_count"] == 1);
+  CHECK(stats["broker"]["transport"] == "redis");
+  CHECK(stats["pid"].get<long>() > 0);
+  CHECK(stats["rusage"]["maxrss"].get<long>() > 0);
   worker->Signal(SIGTERM);
   CHECK(worker->Wait(std::chrono::seconds(10)) == 0);
 }
