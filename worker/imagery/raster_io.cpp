@@ -94,6 +94,15 @@ GdalDatasetPtr CreateGeoTiff(const std::string& path, int width, int height, GDA
   return ds;
 }
 
+// Flushes and closes a dataset being written; GDAL reports late write errors only here.
+void CloseGeoTiff(GdalDatasetPtr& ds, const std::string& path) {
+  ds.reset();
+  if (CPLGetLastErrorType() >= CE_Failure) {
+    throw ImageryError(ImageryError::Kind::kIo,
+                       "cannot finish '" + path + "': " + LastGdalMessage());
+  }
+}
+
 void WriteBand(GdalDatasetPtr ds, const std::string& path, const void* pixels, int width,
                int height, GDALDataType type, double scale, std::optional<double> nodata,
                const std::string& description) {
@@ -112,11 +121,7 @@ void WriteBand(GdalDatasetPtr ds, const std::string& path, const void* pixels, i
     throw ImageryError(ImageryError::Kind::kIo,
                        "cannot write '" + path + "': " + LastGdalMessage());
   }
-  ds.reset();  // flush + close
-  if (CPLGetLastErrorType() >= CE_Failure) {
-    throw ImageryError(ImageryError::Kind::kIo,
-                       "cannot finish '" + path + "': " + LastGdalMessage());
-  }
+  CloseGeoTiff(ds, path);
 }
 
 }  // namespace
@@ -232,11 +237,7 @@ void WriteGeoTiffU16Strips(const std::string& path, int width, int height, const
                          "cannot write '" + path + "': " + LastGdalMessage());
     }
   }
-  ds.reset();
-  if (CPLGetLastErrorType() >= CE_Failure) {
-    throw ImageryError(ImageryError::Kind::kIo,
-                       "cannot finish '" + path + "': " + LastGdalMessage());
-  }
+  CloseGeoTiff(ds, path);
 }
 
 void WriteGeoTiffPlanarU16(const std::string& path, const uint16_t* planar, int width, int height,
@@ -258,11 +259,7 @@ void WriteGeoTiffPlanarU16(const std::string& path, const uint16_t* planar, int 
     throw ImageryError(ImageryError::Kind::kIo,
                        "cannot write '" + path + "': " + LastGdalMessage());
   }
-  ds.reset();
-  if (CPLGetLastErrorType() >= CE_Failure) {
-    throw ImageryError(ImageryError::Kind::kIo,
-                       "cannot finish '" + path + "': " + LastGdalMessage());
-  }
+  CloseGeoTiff(ds, path);
 }
 
 void ConfigureGdal(int threads, int cache_mb) {
