@@ -22,26 +22,6 @@ bool TrueValue(const json& obj, const char* key) {
   return it != obj.end() && it->is_boolean() && it->get<bool>();
 }
 
-// Reads an ISO time or a number (v1 clients may send epoch seconds). Null/absent = nullopt.
-Status ReadTime(const json& obj, const char* key, std::optional<double>* out) {
-  auto it = obj.find(key);
-  if (it == obj.end() || it->is_null()) return Status::Ok();
-  if (it->is_number()) {
-    *out = it->get<double>();
-    return Status::Ok();
-  }
-  if (it->is_string()) {
-    auto t = ParseIso8601(it->get<std::string>());
-    if (!t) {
-      return Status::InvalidArgument(std::string(key) + " '" + it->get<std::string>() +
-                                     "' is not an ISO-8601 time");
-    }
-    *out = t;
-    return Status::Ok();
-  }
-  return Status::InvalidArgument(std::string(key) + " must be an ISO-8601 string or null");
-}
-
 std::optional<double> OptionalSeconds(const json& v) {
   if (v.is_number()) return v.get<double>();
   return std::nullopt;
@@ -106,6 +86,26 @@ std::string ReprString(const std::string& s) {
 
 }  // namespace
 
+Status ReadCeleryTime(const json& obj, const char* key, std::string_view label,
+                      std::optional<double>* out) {
+  auto it = obj.find(key);
+  if (it == obj.end() || it->is_null()) return Status::Ok();
+  if (it->is_number()) {
+    *out = it->get<double>();
+    return Status::Ok();
+  }
+  if (it->is_string()) {
+    auto t = ParseIso8601(it->get<std::string>());
+    if (!t) {
+      return Status::InvalidArgument(std::string(label) + " '" + it->get<std::string>() +
+                                     "' is not an ISO-8601 time");
+    }
+    *out = t;
+    return Status::Ok();
+  }
+  return Status::InvalidArgument(std::string(label) + " must be an ISO-8601 string or null");
+}
+
 Status DecodeTaskMessage(std::string_view envelope, TaskMessage* out) {
   json env = json::parse(envelope, nullptr, /*allow_exceptions=*/false);
   if (env.is_discarded()) return Status::InvalidArgument("envelope is not valid JSON");
@@ -165,8 +165,8 @@ Status DecodeTaskMessage(std::string_view envelope, TaskMessage* out) {
     }
     out->argsrepr = StringOrEmpty(headers, "argsrepr");
     out->kwargsrepr = StringOrEmpty(headers, "kwargsrepr");
-    if (Status s = ReadTime(headers, "eta", &out->eta); !s.ok()) return s;
-    if (Status s = ReadTime(headers, "expires", &out->expires); !s.ok()) return s;
+    if (Status s = ReadCeleryTime(headers, "eta", "eta", &out->eta); !s.ok()) return s;
+    if (Status s = ReadCeleryTime(headers, "expires", "expires", &out->expires); !s.ok()) return s;
     if (Status s = ReadTimeLimit(headers, out); !s.ok()) return s;
   } else if (payload.is_object() && payload.contains("task") && payload["task"].is_string()) {
     out->protocol = 1;
@@ -185,8 +185,8 @@ Status DecodeTaskMessage(std::string_view envelope, TaskMessage* out) {
                       {"chain", nullptr},
                       {"chord", payload.value("chord", json())}};
     FillCommon(payload, out);
-    if (Status s = ReadTime(payload, "eta", &out->eta); !s.ok()) return s;
-    if (Status s = ReadTime(payload, "expires", &out->expires); !s.ok()) return s;
+    if (Status s = ReadCeleryTime(payload, "eta", "eta", &out->eta); !s.ok()) return s;
+    if (Status s = ReadCeleryTime(payload, "expires", "expires", &out->expires); !s.ok()) return s;
     if (Status s = ReadTimeLimit(payload, out); !s.ok()) return s;
   } else {
     return Status::InvalidArgument("no task name: neither headers.task nor body.task");

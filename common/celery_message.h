@@ -53,6 +53,11 @@ struct TaskMessage {
 // decoded; `out` is then partially filled (delivery_tag/id when they could be read). Pure.
 Status DecodeTaskMessage(std::string_view envelope, TaskMessage* out);
 
+// Reads obj[key] as a Celery time (eta, expires): ISO-8601 text, or Unix seconds as v1 clients
+// send. Absent or null leaves `out` unset. InvalidArgument names `label` (e.g. "options.eta").
+Status ReadCeleryTime(const nlohmann::json& obj, const char* key, std::string_view label,
+                      std::optional<double>* out);
+
 // Encodes `msg` as a protocol v2 envelope exactly as Celery 5.2.6 + kombu 5.2.4 publish it (body
 // [args, kwargs, embed] as base64 JSON; delivery_info {exchange, routing_key}). Used to republish
 // retries and by tests. `delivery_tag` is the new message's tag (a uuid4 for kombu).

@@ -1,7 +1,6 @@
 #include "worker/canvas.h"
 
 #include "common/celery_base64.h"
-#include "common/celery_time.h"
 
 namespace warmpool::worker {
 namespace {
@@ -18,24 +17,6 @@ json MaybeList(const json& v) {
   if (v.is_null()) return nullptr;
   if (v.is_array()) return v;
   return json::array({v});
-}
-
-// A time option: ISO-8601 text, or Unix seconds. Absent/null = nullopt.
-Status ReadTimeOption(const json& options, const char* key, std::optional<double>* out) {
-  auto it = options.find(key);
-  if (it == options.end() || it->is_null()) return Status::Ok();
-  if (it->is_number()) {
-    *out = it->get<double>();
-    return Status::Ok();
-  }
-  if (it->is_string()) {
-    if (auto t = celery::ParseIso8601(it->get<std::string>())) {
-      *out = t;
-      return Status::Ok();
-    }
-  }
-  return Status::InvalidArgument(std::string("options.") + key + " " + it->dump() +
-                                 " is not an ISO-8601 time");
 }
 
 Status ReadSeconds(const json& options, const char* key, std::optional<double>* out) {
@@ -225,11 +206,14 @@ Status BuildSignatureMessage(const json& sig, const json& prepend, const ApplyOv
   }
   std::optional<double> countdown;
   if (Status s = ReadSeconds(options, "countdown", &countdown); !s.ok()) return s;
-  if (Status s = ReadTimeOption(options, "eta", &m.eta); !s.ok()) return s;
+  if (Status s = celery::ReadCeleryTime(options, "eta", "options.eta", &m.eta); !s.ok()) {
+    return s;
+  }
   if (countdown && *countdown != 0) m.eta = env.now + *countdown;
   if (auto e = options.find("expires"); e != options.end() && e->is_number()) {
     m.expires = env.now + e->get<double>();  // relative seconds, as as_task_v2
-  } else if (Status s = ReadTimeOption(options, "expires", &m.expires); !s.ok()) {
+  } else if (Status s = celery::ReadCeleryTime(options, "expires", "options.expires", &m.expires);
+             !s.ok()) {
     return s;
   }
   if (Status s = ReadSeconds(options, "time_limit", &m.time_limit); !s.ok()) return s;
