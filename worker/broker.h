@@ -21,12 +21,11 @@ struct Fetched {
     kDeadLettered,  // not JSON or without a delivery tag: already moved to the dead-letter list
   };
   Kind kind = Kind::kMessage;
-  std::string list_key;       // the list it came from (prefixed)
-  std::string queue;          // queue name (no prefix, no priority suffix)
-  std::string envelope;       // raw JSON as published
-  std::string tag;            // delivery tag (kMessage)
-  std::string unacked_value;  // exact value written to the unacked hash (kMessage)
-  std::string reason;         // why it was dead-lettered (kDeadLettered)
+  std::string list_key;  // the list it came from (prefixed)
+  std::string queue;     // queue name (no prefix, no priority suffix)
+  std::string envelope;  // raw JSON as published
+  std::string tag;       // delivery tag (kMessage)
+  std::string reason;    // why it was dead-lettered (kDeadLettered)
 };
 
 // The kombu Redis transport as a worker needs it, over a pool of connections to the broker:
