@@ -87,6 +87,8 @@ nlohmann::json RemoteControl::Reply(const std::string& method, const nlohmann::j
     return {{"ok", "heartbeat sent"}};
   }
   if (method == "active") return hooks.active ? hooks.active() : nlohmann::json::array();
+  if (method == "reserved") return hooks.reserved ? hooks.reserved() : nlohmann::json::array();
+  if (method == "scheduled") return hooks.scheduled ? hooks.scheduled() : nlohmann::json::array();
   if (method == "stats") return hooks.stats ? hooks.stats() : nlohmann::json::object();
   if (method == "registered") {
     return hooks.registered ? nlohmann::json(hooks.registered()) : nlohmann::json::array();

@@ -17,8 +17,9 @@ namespace warmpool::worker {
 //   ping -> {"ok": "pong"}; enable_events / disable_events -> toggles task events;
 //   heartbeat -> sends a worker-heartbeat at once; revoke {task_id} -> flags ids as revoked
 //   (REVOKED when received or before they start); active -> the running tasks (Celery's
-//   Request.info() fields); stats -> totals per task, pid, uptime, pool, broker, prefetch,
-//   rusage; registered -> the task names; anything else -> {"error": "..."}.
+//   Request.info() fields); reserved -> prefetched tasks not started yet; scheduled -> tasks
+//   held for their eta ({eta, priority, request}); stats -> totals per task, pid, uptime, pool,
+//   broker, prefetch, rusage; registered -> the task names; anything else -> {"error": "..."}.
 // It PSUBSCRIBEs "<prefix>/<db>.celery.pidbox" on its own connection (thread) and LPUSHes
 // replies to the reply queue bound to reply.celery.pidbox. Best effort: Redis errors are logged
 // and the subscription is re-made with backoff.
@@ -29,6 +30,8 @@ class RemoteControl {
     std::function<void()> send_heartbeat;
     std::function<void(const std::vector<std::string>&)> revoke;  // task ids
     std::function<nlohmann::json()> active;                       // JSON array
+    std::function<nlohmann::json()> reserved;                     // JSON array
+    std::function<nlohmann::json()> scheduled;                    // JSON array
     std::function<nlohmann::json()> stats;                        // JSON object
     std::function<std::vector<std::string>()> registered;         // task names
   };

@@ -136,29 +136,52 @@ void Worker::JoinThreads() {
 
 int Worker::health_port() const { return health_ ? health_->port() : 0; }
 
+nlohmann::json Worker::RequestInfo(const Job& job, const nlohmann::json& time_start) const {
+  const celery::TaskMessage& m = job.msg;
+  return {
+      {"id", m.id},
+      {"name", job.task_name},
+      {"args", m.args},
+      {"kwargs", m.kwargs},
+      {"type", job.task_name},
+      {"hostname", options_.hostname},
+      {"time_start", time_start},
+      {"acknowledged", !options_.acks_late && !time_start.is_null()},
+      {"delivery_info",
+       {{"exchange", m.exchange},
+        {"routing_key", m.routing_key},
+        {"priority", m.priority},
+        {"redelivered", m.redelivered}}},
+      {"worker_pid", time_start.is_null() ? nlohmann::json(nullptr) : nlohmann::json(getpid())}};
+}
+
 nlohmann::json Worker::ActiveTasks() {
   const auto now_steady = Clock::now();
   const double now = Now();
   nlohmann::json out = nlohmann::json::array();
   std::lock_guard lock(mu_);
   for (const auto& [slot, job] : running_) {
-    const celery::TaskMessage& m = job->msg;
-    // Celery's Request.info(); time_start as Unix seconds.
+    // time_start as Unix seconds.
     out.push_back(
-        {{"id", m.id},
-         {"name", job->task_name},
-         {"args", m.args},
-         {"kwargs", m.kwargs},
-         {"type", job->task_name},
-         {"hostname", options_.hostname},
-         {"time_start", now - std::chrono::duration<double>(now_steady - job->started).count()},
-         {"acknowledged", !options_.acks_late},
-         {"delivery_info",
-          {{"exchange", m.exchange},
-           {"routing_key", m.routing_key},
-           {"priority", m.priority},
-           {"redelivered", m.redelivered}}},
-         {"worker_pid", getpid()}});
+        RequestInfo(*job, now - std::chrono::duration<double>(now_steady - job->started).count()));
+  }
+  return out;
+}
+
+nlohmann::json Worker::ReservedTasks() {
+  nlohmann::json out = nlohmann::json::array();
+  std::lock_guard lock(mu_);
+  for (const auto& job : ready_jobs_) out.push_back(RequestInfo(*job, nullptr));
+  return out;
+}
+
+nlohmann::json Worker::ScheduledTasks() {
+  nlohmann::json out = nlohmann::json::array();
+  std::lock_guard fetch_lock(fetch_mu_);  // eta_ is consumer state
+  for (const auto& [eta, job] : eta_) {
+    out.push_back({{"eta", celery::FormatIsoUtc(eta)},
+                   {"priority", job->msg.priority},
+                   {"request", RequestInfo(*job, nullptr)}});
   }
   return out;
 }
@@ -286,6 +309,8 @@ int Worker::Run() {
       events_->SendWorker("worker-heartbeat", 5.0, 0, processed_.load());
     };
     hooks.active = [this] { return ActiveTasks(); };
+    hooks.reserved = [this] { return ReservedTasks(); };
+    hooks.scheduled = [this] { return ScheduledTasks(); };
     hooks.stats = [this] { return Stats(); };
     hooks.registered = [this] { return registry_.Names(); };
     control_ = std::make_unique<RemoteControl>(options_.broker, options_.key_prefix,

@@ -111,8 +111,12 @@ class Worker {
   void LogTask(const Job& job, const std::string& state, double runtime, const std::string& detail);
 
   double Now() const;
-  // Remote-control answers (`celery inspect active` / `stats`).
+  // Remote-control answers (`celery inspect active` / `reserved` / `scheduled` / `stats`).
+  // Celery's Request.info() of `job`; time_start null when it has not started.
+  nlohmann::json RequestInfo(const Job& job, const nlohmann::json& time_start) const;
   nlohmann::json ActiveTasks();
+  nlohmann::json ReservedTasks();
+  nlohmann::json ScheduledTasks();
   nlohmann::json Stats();
 
   // Constant after construction.

@@ -72,7 +72,7 @@ def cmd_send(args):
     with app.producer_or_acquire() as producer:
         for _ in range(args.n):
             r = app.send_task(args.task, args=json.loads(args.args), queue=args.queue or None,
-                              producer=producer)
+                              countdown=args.countdown, producer=producer)
             ids.append(r.id)
     print(json.dumps({"ids": ids}))
 
@@ -212,6 +212,7 @@ def main():
     s.add_argument("--args", default="[]")
     s.add_argument("--n", type=int, default=1)
     s.add_argument("--queue")
+    s.add_argument("--countdown", type=float)
     g = sub.add_parser("collect")
     g.add_argument("ids_file")
     g.add_argument("--timeout", type=float, default=30)

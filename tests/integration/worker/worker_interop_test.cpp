@@ -1,6 +1,7 @@
 // Interoperability with Python kombu's ack emulation in both directions, and the health server.
 #include <algorithm>
 #include <arpa/inet.h>
+#include <ctime>
 #include <fstream>
 #include <netinet/in.h>
 #include <string>
@@ -9,6 +10,7 @@
 
 #include <catch2/catch.hpp>
 
+#include "common/celery_time.h"
 #include "tests/integration/worker/worker_fixture.h"
 
 namespace warmpool::testing {
@@ -165,6 +167,40 @@ TEST_CASE("Remote control: inspect ping, enable_events, revoke, registered, acti
   CHECK(stats["rusage"]["maxrss"].get<long>() > 0);
   worker->Signal(SIGTERM);
   CHECK(worker->Wait(std::chrono::seconds(10)) == 0);
+}
+
+TEST_CASE("Remote control: inspect reserved and scheduled", "[worker][integration]") {
+  WorkerFixture fx;
+  auto worker = fx.StartWorker({"--prefetch", "3"}, "warmpool@inspect");
+  REQUIRE(WaitFor([&] { return fx.Int({"PUBSUB", "NUMPAT"}) >= 1; }, std::chrono::seconds(10)));
+  const std::string later = fx.Client({"send", "warmpool.ping", "--countdown", "60"})["ids"][0];
+  json sleeps = fx.Client({"send", "warmpool.sleep", "--args", "[3]", "--n", "2"})["ids"];
+  json reserved, scheduled, active;
+  REQUIRE(WaitFor(
+      [&] {
+        active = fx.Client({"control", "active"})["warmpool@inspect"];
+        reserved = fx.Client({"control", "reserved"})["warmpool@inspect"];
+        return active.size() == 1 && reserved.size() == 1;
+      },
+      std::chrono::seconds(10)));
+  // One sleep runs, the other waits in the prefetch; neither is the eta-held ping.
+  CHECK(active[0]["id"] != reserved[0]["id"]);
+  CHECK((reserved[0]["id"] == sleeps[0] || reserved[0]["id"] == sleeps[1]));
+  CHECK(reserved[0]["name"] == "warmpool.sleep");
+  CHECK(reserved[0]["time_start"].is_null());
+  CHECK(reserved[0]["acknowledged"] == false);
+  scheduled = fx.Client({"control", "scheduled"})["warmpool@inspect"];
+  REQUIRE(scheduled.size() == 1);
+  CHECK(scheduled[0]["request"]["id"] == later);
+  CHECK(scheduled[0]["request"]["name"] == "warmpool.ping");
+  CHECK(scheduled[0]["priority"] == 0);
+  auto eta = celery::ParseIso8601(scheduled[0]["eta"].get<std::string>());
+  REQUIRE(eta.has_value());
+  CHECK(*eta > static_cast<double>(std::time(nullptr)) + 40);
+  worker->Signal(SIGTERM);
+  CHECK(worker->Wait(std::chrono::seconds(15)) == 0);
+  // Whatever it held goes back: the eta task and anything not finished.
+  CHECK(fx.Int({"HLEN", "unacked"}) == 0);
 }
 
 }  // namespace
