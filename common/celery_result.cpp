@@ -47,6 +47,10 @@ ExceptionInfo TaskRevoked() {
   return {"TaskRevokedError", "celery.exceptions", nlohmann::json::array({"revoked"})};
 }
 
+ExceptionInfo TaskRevokedTerminated() {
+  return {"TaskRevokedError", "celery.exceptions", nlohmann::json::array({"terminated"})};
+}
+
 ExceptionInfo TimeLimitExceeded(double seconds) {
   return {"TimeLimitExceeded", "billiard.exceptions", nlohmann::json::array({seconds})};
 }

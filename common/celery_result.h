@@ -27,9 +27,10 @@ struct ExceptionInfo {
 
 // Common exceptions a worker raises.
 ExceptionInfo NotRegistered(std::string_view task_name);
-ExceptionInfo TaskRevokedExpired();               // TaskRevokedError('expired')
-ExceptionInfo TaskRevoked();                      // TaskRevokedError('revoked'), by remote control
-ExceptionInfo TimeLimitExceeded(double seconds);  // billiard.exceptions
+ExceptionInfo TaskRevokedExpired();     // TaskRevokedError('expired')
+ExceptionInfo TaskRevoked();            // TaskRevokedError('revoked'), by remote control
+ExceptionInfo TaskRevokedTerminated();  // TaskRevokedError('terminated'), revoke(terminate)
+ExceptionInfo TimeLimitExceeded(double seconds);          // billiard.exceptions
 ExceptionInfo SoftTimeLimitExceeded(double seconds);      // billiard.exceptions
 ExceptionInfo MaxRetriesExceeded(std::string_view text);  // celery.exceptions
 

@@ -1,6 +1,7 @@
 #include "worker/remote_control.h"
 
 #include <chrono>
+#include <csignal>
 
 #include <hiredis/hiredis.h>
 
@@ -26,6 +27,21 @@ std::string StopPayload(const std::string& hostname) {
                          {"ticket", NewUuid4()},
                          {"reply_to", nullptr}};
   return celery::EncodeEnvelope(body, {{"clock", 0}}, "celery.pidbox", "", 1, NewUuid4());
+}
+
+// Celery's revoke(signal=...): a name ("SIGKILL", "KILL") or a number; SIGTERM when absent.
+int SignalNumber(const nlohmann::json& signal) {
+  if (signal.is_number_integer()) return signal.get<int>();
+  if (!signal.is_string()) return SIGTERM;
+  std::string name = signal.get<std::string>();
+  if (name.rfind("SIG", 0) == 0) name = name.substr(3);
+  static constexpr std::pair<std::string_view, int> kSignals[] = {
+      {"TERM", SIGTERM}, {"KILL", SIGKILL}, {"INT", SIGINT},   {"HUP", SIGHUP},
+      {"QUIT", SIGQUIT}, {"USR1", SIGUSR1}, {"USR2", SIGUSR2}, {"ABRT", SIGABRT}};
+  for (const auto& [n, v] : kSignals) {
+    if (n == name) return v;
+  }
+  return SIGTERM;
 }
 
 }  // namespace
@@ -69,10 +85,22 @@ nlohmann::json RemoteControl::Reply(const std::string& method, const nlohmann::j
         if (id.is_string()) ids.push_back(id.get<std::string>());
       }
     }
-    if (hooks.revoke) hooks.revoke(ids);
-    std::string joined;
-    for (const auto& id : ids) joined += (joined.empty() ? "" : ", ") + id;
-    return {{"ok", "tasks " + joined + " flagged as revoked"}};
+    const bool terminate = arguments.is_object() && arguments.value("terminate", false) == true;
+    const int signum = SignalNumber(
+        arguments.is_object() ? arguments.value("signal", nlohmann::json()) : nlohmann::json());
+    std::vector<std::string> terminated;
+    if (hooks.revoke) terminated = hooks.revoke(ids, terminate, signum);
+    const auto join = [](const std::vector<std::string>& v) {
+      std::string joined;
+      for (const auto& id : v) joined += (joined.empty() ? "" : ", ") + id;
+      return joined;
+    };
+    // Celery's replies (celery/worker/control.py _revoke).
+    if (terminate) {
+      return {{"ok",
+               terminated.empty() ? "terminate: tasks unknown" : "terminate: " + join(terminated)}};
+    }
+    return {{"ok", "tasks " + join(ids) + " flagged as revoked"}};
   }
   if (method == "enable_events") {
     if (hooks.set_task_events) hooks.set_task_events(true);

@@ -16,10 +16,12 @@ namespace warmpool::worker {
 // `celery inspect ping`, `celery control enable_events` and Flower see this worker:
 //   ping -> {"ok": "pong"}; enable_events / disable_events -> toggles task events;
 //   heartbeat -> sends a worker-heartbeat at once; revoke {task_id} -> flags ids as revoked
-//   (REVOKED when received or before they start); active -> the running tasks (Celery's
-//   Request.info() fields); reserved -> prefetched tasks not started yet; scheduled -> tasks
-//   held for their eta ({eta, priority, request}); stats -> totals per task, pid, uptime, pool,
-//   broker, prefetch, rusage; registered -> the task names; anything else -> {"error": "..."}.
+//   (REVOKED when received or before they start), with terminate also stops the running ones
+//   (REVOKED 'terminated'; the task is asked to stop, its thread replaced); active -> the running
+//   tasks (Celery's Request.info() fields); reserved -> prefetched tasks not started yet; scheduled
+//   -> tasks held for their eta ({eta, priority, request}); stats -> totals per task, pid, uptime,
+//   pool, broker, prefetch, rusage; registered -> the task names; anything else -> {"error":
+//   "..."}.
 // It PSUBSCRIBEs "<prefix>/<db>.celery.pidbox" on its own connection (thread) and LPUSHes
 // replies to the reply queue bound to reply.celery.pidbox. Best effort: Redis errors are logged
 // and the subscription is re-made with backoff.
@@ -28,12 +30,15 @@ class RemoteControl {
   struct Hooks {
     std::function<void(bool)> set_task_events;
     std::function<void()> send_heartbeat;
-    std::function<void(const std::vector<std::string>&)> revoke;  // task ids
-    std::function<nlohmann::json()> active;                       // JSON array
-    std::function<nlohmann::json()> reserved;                     // JSON array
-    std::function<nlohmann::json()> scheduled;                    // JSON array
-    std::function<nlohmann::json()> stats;                        // JSON object
-    std::function<std::vector<std::string>()> registered;         // task names
+    // Flags task ids as revoked; with terminate, also stops those running and returns them.
+    std::function<std::vector<std::string>(const std::vector<std::string>&, bool terminate,
+                                           int signum)>
+        revoke;
+    std::function<nlohmann::json()> active;                // JSON array
+    std::function<nlohmann::json()> reserved;              // JSON array
+    std::function<nlohmann::json()> scheduled;             // JSON array
+    std::function<nlohmann::json()> stats;                 // JSON object
+    std::function<std::vector<std::string>()> registered;  // task names
   };
   RemoteControl(RedisEndpoint broker, std::string prefix, std::string hostname, Hooks hooks);
   ~RemoteControl();  // Stop()

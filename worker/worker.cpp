@@ -44,6 +44,7 @@ struct Outcome {
   std::optional<std::string> traceback;
   double countdown = 0;
   double runtime = 0;
+  int signum = 0;  // kRevoked by revoke(terminate=True): the signal asked for
 };
 
 struct Finishing {
@@ -299,11 +300,24 @@ int Worker::Run() {
   if (options_.remote_control) {
     RemoteControl::Hooks hooks;
     hooks.set_task_events = [this](bool on) { events_->SetTaskEvents(on); };
-    hooks.revoke = [this](const std::vector<std::string>& ids) {
-      std::lock_guard lock(mu_);
-      for (const auto& id : ids) {
-        if (revoked_.size() < 50000) revoked_.insert(id);  // Celery keeps a bounded set too
+    hooks.revoke = [this](const std::vector<std::string>& ids, bool terminate, int signum) {
+      std::vector<std::string> running;
+      {
+        std::lock_guard lock(mu_);
+        for (const auto& id : ids) {
+          if (revoked_.size() < 50000) revoked_.insert(id);  // Celery keeps a bounded set too
+        }
+        if (!terminate) return running;
+        const std::unordered_set<std::string> wanted(ids.begin(), ids.end());
+        for (const auto& [slot, job] : running_) {
+          if (wanted.count(job->msg.id)) {
+            terminate_[job->msg.id] = signum;  // the consumer loop stops it (CheckHardLimits)
+            running.push_back(job->msg.id);
+          }
+        }
       }
+      if (!running.empty()) KickConsumer();
+      return running;
     };
     hooks.send_heartbeat = [this] {
       events_->SendWorker("worker-heartbeat", 5.0, 0, processed_.load());
@@ -564,28 +578,48 @@ void Worker::PromoteDueEta(double now) {
   }
 }
 
+bool Worker::Abandon(const std::shared_ptr<Job>& job) {
+  int expected = kRunning;
+  if (!job->phase.compare_exchange_strong(expected, kAbandoned)) return false;
+  job->ctx.RequestCancelForWorker();
+  // The executor thread is stuck in the task: detach it and start a replacement in its slot.
+  std::lock_guard lock(mu_);
+  int slot = job->slot;
+  running_.erase(slot);
+  threads_[slot].detach();
+  threads_[slot] = std::thread([this, slot] { ExecutorLoop(slot); });
+  abandoned_threads_.fetch_add(1);
+  return true;
+}
+
 void Worker::CheckHardLimits() {
   std::vector<std::shared_ptr<Job>> expired;
+  std::vector<std::pair<std::shared_ptr<Job>, int>> terminate;
   auto now = Clock::now();
   {
     std::lock_guard lock(mu_);
     for (auto& [slot, job] : running_) {
-      if (job->hard_deadline && now >= *job->hard_deadline) expired.push_back(job);
+      if (auto it = terminate_.find(job->msg.id); it != terminate_.end()) {
+        terminate.emplace_back(job, it->second);
+      } else if (job->hard_deadline && now >= *job->hard_deadline) {
+        expired.push_back(job);
+      }
     }
+    terminate_.clear();
+  }
+  for (auto& [job, signum] : terminate) {
+    if (!Abandon(job)) continue;
+    LogEvent(spdlog::level::warn, "task_terminated",
+             {{"id", job->msg.id}, {"name", job->msg.task}, {"signum", signum}});
+    Outcome out;
+    out.kind = Outcome::Kind::kRevoked;
+    out.exc = celery::TaskRevokedTerminated();
+    out.signum = signum;
+    out.runtime = std::chrono::duration<double>(now - job->started).count();
+    Finish(job, out);
   }
   for (auto& job : expired) {
-    int expected = kRunning;
-    if (!job->phase.compare_exchange_strong(expected, kAbandoned)) continue;
-    job->ctx.RequestCancelForWorker();
-    {
-      // The executor thread is stuck in the task: detach it and start a replacement in its slot.
-      std::lock_guard lock(mu_);
-      int slot = job->slot;
-      running_.erase(slot);
-      threads_[slot].detach();
-      threads_[slot] = std::thread([this, slot] { ExecutorLoop(slot); });
-      abandoned_threads_.fetch_add(1);
-    }
+    if (!Abandon(job)) continue;
     double limit = job->hard_limit_seconds.value_or(0);
     LogEvent(spdlog::level::err, "task_hard_time_limit",
              {{"id", job->msg.id}, {"name", job->msg.task}, {"limit_s", limit}});
@@ -1040,8 +1074,8 @@ void Worker::WriteBatch(std::vector<Finishing>& batch, bool kick, FetchRequest* 
       case Outcome::Kind::kRevoked:
         events.push_back({"task-revoked",
                           {{"uuid", id},
-                           {"terminated", false},
-                           {"signum", nullptr},
+                           {"terminated", out.signum != 0},
+                           {"signum", out.signum != 0 ? nlohmann::json(out.signum) : nullptr},
                            {"expired", out.exc.message == nlohmann::json::array({"expired"})}}});
         break;
       case Outcome::Kind::kSkip:

@@ -79,7 +79,12 @@ class Worker {
   void HandleFetched(Fetched fetched);
   void DeadLetter(const Fetched& fetched, const std::string& reason);
   void PromoteDueEta(double now);
+  // Stops running jobs past their hard time limit or asked to terminate by revoke: FAILURE
+  // TimeLimitExceeded / REVOKED 'terminated' is stored at once. REQUIRES: fetch_mu_ held.
   void CheckHardLimits();
+  // Marks a running job abandoned, asks it to stop and replaces its executor thread. False when
+  // it already finished.
+  bool Abandon(const std::shared_ptr<Job>& job);
   void Heartbeat(double now);
   void Shutdown();
   bool Held(const std::string& tag);
@@ -154,6 +159,7 @@ class Worker {
   std::map<std::string, long> totals_;  // guarded by mu_; finished tasks per name (stats)
   std::chrono::steady_clock::time_point started_at_ = std::chrono::steady_clock::now();
   std::unordered_set<std::string> revoked_;  // guarded by mu_; task ids revoked by control
+  std::map<std::string, int> terminate_;     // guarded by mu_; running ids to stop -> signum
   int reserved_ = 0;
   uint64_t kicks_ = 0;  // guarded by mu_; bumped to wake the consumer loop                     //
                         // guarded by mu_; ready + running + finishing

@@ -8,6 +8,7 @@ stdout, so the C++ test can assert on values. Sub-commands:
   sweep     run kombu's visibility-timeout restore (QoS.restore_visible) once
   events    capture celery events (EventReceiver) for a while; prints counts per type and host
   control   broadcast a remote-control command (ping, enable_events, ...); prints the replies
+  terminate revoke(terminate=True) a running task; prints the replies and what get() raises
   canvas    run a Celery canvas (chain, link, link_error, chord) of warmpool.* tasks and wait
 """
 import argparse
@@ -130,6 +131,21 @@ def cmd_revoke(args):
     print(json.dumps(describe(r, args.timeout)))
 
 
+def cmd_terminate(args):
+    """AsyncResult(id).revoke(terminate=True, signal=...): prints the replies and what get()
+    raises."""
+    app = make_app(args)
+    r = app.AsyncResult(args.task_id)
+    replies = app.control.revoke(args.task_id, terminate=True, signal=args.signal, reply=True,
+                                 timeout=1.5)
+    merged = {}
+    for reply in replies or []:
+        merged.update(reply)
+    out = describe(r, args.timeout)
+    out["replies"] = merged
+    print(json.dumps(out))
+
+
 def cmd_control(args):
     app = make_app(args)
     replies = app.control.broadcast(args.method, reply=True, timeout=args.timeout)
@@ -228,6 +244,10 @@ def main():
     k = sub.add_parser("control")
     k.add_argument("method")
     k.add_argument("--timeout", type=float, default=1.5)
+    t = sub.add_parser("terminate")
+    t.add_argument("task_id")
+    t.add_argument("--signal", default="SIGTERM")
+    t.add_argument("--timeout", type=float, default=20)
     n = sub.add_parser("canvas")
     n.add_argument("kind", choices=["chain", "chain_failure", "link", "link_error", "chord",
                                     "chord_failure"])
@@ -236,7 +256,7 @@ def main():
     args = p.parse_args()
     {"call": cmd_call, "send": cmd_send, "collect": cmd_collect, "sweep": cmd_sweep,
      "events": cmd_events, "control": cmd_control, "revoke": cmd_revoke,
-     "canvas": cmd_canvas}[args.cmd](args)
+     "canvas": cmd_canvas, "terminate": cmd_terminate}[args.cmd](args)
 
 
 if __name__ == "__main__":

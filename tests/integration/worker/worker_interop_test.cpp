@@ -171,10 +171,11 @@ TEST_CASE("Remote control: inspect ping, enable_events, revoke, registered, acti
 
 TEST_CASE("Remote control: inspect reserved and scheduled", "[worker][integration]") {
   WorkerFixture fx;
-  auto worker = fx.StartWorker({"--prefetch", "3"}, "warmpool@inspect");
+  auto worker = fx.StartWorker({"--prefetch", "3", "--grace-seconds", "1"}, "warmpool@inspect");
   REQUIRE(WaitFor([&] { return fx.Int({"PUBSUB", "NUMPAT"}) >= 1; }, std::chrono::seconds(10)));
   const std::string later = fx.Client({"send", "warmpool.ping", "--countdown", "60"})["ids"][0];
-  json sleeps = fx.Client({"send", "warmpool.sleep", "--args", "[3]", "--n", "2"})["ids"];
+  // Long enough to outlast the broadcasts below (1.5 s each); SIGTERM requeues both.
+  json sleeps = fx.Client({"send", "warmpool.sleep", "--args", "[30]", "--n", "2"})["ids"];
   json reserved, scheduled, active;
   REQUIRE(WaitFor(
       [&] {
@@ -199,8 +200,37 @@ TEST_CASE("Remote control: inspect reserved and scheduled", "[worker][integratio
   CHECK(*eta > static_cast<double>(std::time(nullptr)) + 40);
   worker->Signal(SIGTERM);
   CHECK(worker->Wait(std::chrono::seconds(15)) == 0);
-  // Whatever it held goes back: the eta task and anything not finished.
+  // Whatever it held goes back: the eta task and both sleeps.
   CHECK(fx.Int({"HLEN", "unacked"}) == 0);
+  CHECK(fx.Int({"LLEN", "celery"}) == 3);
+}
+
+TEST_CASE("revoke(terminate=True) stops a running task and the worker keeps serving",
+          "[worker][integration]") {
+  WorkerFixture fx;
+  auto worker = fx.StartWorker({}, "warmpool@terminate");
+  REQUIRE(WaitFor([&] { return fx.Int({"PUBSUB", "NUMPAT"}) >= 1; }, std::chrono::seconds(10)));
+  const std::string id = fx.Client({"send", "warmpool.sleep", "--args", "[60]"})["ids"][0];
+  REQUIRE(WaitFor(
+      [&] {
+        return fx.Client({"control", "active"})["warmpool@terminate"].size() == 1;
+      },
+      std::chrono::seconds(10)));
+  json r = fx.Client({"terminate", id, "--signal", "SIGKILL"});
+  CHECK(r["replies"]["warmpool@terminate"]["ok"] == "terminate: " + id);
+  CHECK(r["status"] == "REVOKED");
+  CHECK(r["exc_type"] == "TaskRevokedError");
+  CHECK(r["exc_args"] == json::array({"terminated"}));
+  CHECK(r["elapsed"].get<double>() < 10);
+  CHECK(fx.Int({"HLEN", "unacked"}) == 0);
+  // Unknown or finished ids: Celery's reply, nothing stopped.
+  json none = fx.Client({"terminate", id, "--timeout", "1"});
+  CHECK(none["replies"]["warmpool@terminate"]["ok"] == "terminate: tasks unknown");
+  json ping = fx.Client({"call", "warmpool.ping"});
+  CHECK(ping["result"] == "pong");
+  CHECK_THAT(worker->Log(), Catch::Contains("task_terminated"));
+  worker->Signal(SIGTERM);
+  CHECK(worker->Wait(std::chrono::seconds(10)) == 0);
 }
 
 }  // namespace
