@@ -5,13 +5,15 @@
 
 #include <nlohmann/json.hpp>
 
+#include "policy/warm_policy.h"
+
 namespace warmpool::policy {
 namespace {
 
 using Clock = std::chrono::system_clock;
-constexpr double kDurationWeight = 0.1;  // EWMA weight per measured task
-constexpr double kBurstWeight = 0.3;     // EWMA weight of a new busy period's peak
-constexpr double kColdWeight = 0.3;      // EWMA weight of a new cold-start measurement
+constexpr double kDurationWeight = 0.03;  // EWMA weight per measured task
+constexpr double kBurstWeight = 0.3;      // EWMA weight of a new busy period's peak
+constexpr double kColdWeight = 0.3;       // EWMA weight of a new cold-start measurement
 
 // Nanoseconds, so a decoded time compares equal to the `now` it came from (Observe idempotence).
 int64_t ToNanos(Clock::time_point t) {
@@ -29,15 +31,28 @@ PolicyState Observe(const PolicyState& state, const ScalerMetadata& spec, const 
                     Clock::time_point now) {
   if (state.last_observed && now <= *state.last_observed) return state;
   PolicyState s = state;
-  s.last_observed = now;
   const int64_t work = obs.pending + obs.in_flight;
+  double rate_before = s.arrival_rate;  // decayed to now, without this observation's arrivals
+  if (state.last_observed) {
+    // Tasks that arrived meanwhile: the rise in work plus the tasks that finished (when measured;
+    // otherwise only the rise is seen). Decaying count over tau: rate = sum(e^(-age/tau)) / tau.
+    const double dt = std::chrono::duration<double>(now - *state.last_observed).count();
+    const int64_t finished = obs.measured_task_seconds ? obs.measured_task_count : 0;
+    const auto arrived = static_cast<double>(std::max<int64_t>(0, work - s.last_work + finished));
+    rate_before = s.arrival_rate * std::exp(-dt / kArrivalRateTau);
+    s.arrival_rate = rate_before + arrived / kArrivalRateTau;
+  }
+  s.last_work = work;
+  s.last_observed = now;
   if (work > 0) {
     if (!s.busy) {
       if (s.busy_since) {
         s.gaps = RecordGap(std::move(s.gaps),
                            std::chrono::duration_cast<std::chrono::seconds>(now - *s.busy_since));
       }
+      s.prev_busy_since = s.busy_since;
       s.busy_since = now;
+      s.arrival_rate_before_busy = rate_before;
       s.period_peak = 0;
     }
     s.busy = true;
@@ -55,7 +70,20 @@ PolicyState Observe(const PolicyState& state, const ScalerMetadata& spec, const 
     if (!s.waiting_since) s.waiting_since = now;
   } else if (s.waiting_since) {
     if (obs.in_flight > 0) {
-      const double waited = std::chrono::duration<double>(now - *s.waiting_since).count();
+      // A burst that landed in the learned pre-warm window found a pool asked for at the window's
+      // opening: its cold start runs from there, not from the burst (else every partly successful
+      // pre-warm would shorten the lead it learns from).
+      Clock::time_point asked = *s.waiting_since;
+      if (s.busy_since && s.prev_busy_since) {
+        const std::optional<PrewarmWindow> w = LearnedPrewarmWindow(spec, s);
+        const double since =
+            std::chrono::duration<double>(*s.busy_since - *s.prev_busy_since).count();
+        if (w && since >= w->open && since < w->close) {
+          asked = std::min(asked, *s.prev_busy_since + std::chrono::duration_cast<Clock::duration>(
+                                                           std::chrono::duration<double>(w->open)));
+        }
+      }
+      const double waited = std::chrono::duration<double>(now - asked).count();
       if (waited > static_cast<double>(spec.cold_start_seconds) / 2) {
         s.cold_start_seconds =
             s.cold_start_seconds == 0
@@ -83,6 +111,7 @@ std::string EncodeState(const PolicyState& state) {
   j["busy"] = state.busy;
   if (state.idle_since) j["idleSinceNs"] = ToNanos(*state.idle_since);
   if (state.busy_since) j["busySinceNs"] = ToNanos(*state.busy_since);
+  if (state.prev_busy_since) j["prevBusySinceNs"] = ToNanos(*state.prev_busy_since);
   nlohmann::json gaps = nlohmann::json::array();
   for (size_t i = 0; i < state.gaps.bins.size(); ++i) {
     if (state.gaps.bins[i] > 0) gaps.push_back({i, state.gaps.bins[i]});
@@ -93,6 +122,9 @@ std::string EncodeState(const PolicyState& state) {
   j["periodPeak"] = state.period_peak;
   if (state.waiting_since) j["waitingSinceNs"] = ToNanos(*state.waiting_since);
   j["coldStartSeconds"] = state.cold_start_seconds;
+  j["arrivalRate"] = state.arrival_rate;
+  j["lastWork"] = state.last_work;
+  j["arrivalRateBeforeBusy"] = state.arrival_rate_before_busy;
   return j.dump();
 }
 
@@ -106,6 +138,9 @@ bool DecodeState(std::string_view text, PolicyState* out) {
     s.busy = j.at("busy").get<bool>();
     if (j.contains("idleSinceNs")) s.idle_since = FromNanos(j.at("idleSinceNs").get<int64_t>());
     if (j.contains("busySinceNs")) s.busy_since = FromNanos(j.at("busySinceNs").get<int64_t>());
+    if (j.contains("prevBusySinceNs")) {
+      s.prev_busy_since = FromNanos(j.at("prevBusySinceNs").get<int64_t>());
+    }
     const auto& gaps = j.at("gaps");
     if (!gaps.is_array()) return false;
     for (const auto& pair : gaps) {
@@ -126,7 +161,13 @@ bool DecodeState(std::string_view text, PolicyState* out) {
     }
     if (j.contains("coldStartSeconds"))
       s.cold_start_seconds = j.at("coldStartSeconds").get<double>();
-    if (s.task_seconds < 0 || s.burst_work < 0 || s.period_peak < 0 || s.cold_start_seconds < 0) {
+    if (j.contains("arrivalRate")) s.arrival_rate = j.at("arrivalRate").get<double>();
+    if (j.contains("lastWork")) s.last_work = j.at("lastWork").get<int64_t>();
+    if (j.contains("arrivalRateBeforeBusy")) {
+      s.arrival_rate_before_busy = j.at("arrivalRateBeforeBusy").get<double>();
+    }
+    if (s.task_seconds < 0 || s.burst_work < 0 || s.period_peak < 0 || s.cold_start_seconds < 0 ||
+        s.arrival_rate < 0 || s.last_work < 0 || s.arrival_rate_before_busy < 0) {
       return false;
     }
     *out = std::move(s);

@@ -11,6 +11,9 @@
 
 namespace warmpool::policy {
 
+// Time constant of PolicyState.arrival_rate, in seconds.
+inline constexpr double kArrivalRateTau = 3600;
+
 // What the probe measured for one ScaledObject's queues at one instant.
 struct Observation {
   int64_t pending = 0;    // messages waiting in the queues' lists (all priority sub-lists)
@@ -36,6 +39,9 @@ struct PolicyState {
   std::optional<std::chrono::system_clock::time_point> idle_since;
   // Start of the current (or last) busy period: the first observation with work after idle.
   std::optional<std::chrono::system_clock::time_point> busy_since;
+  // Start of the busy period before the current one (so Decide can tell whether the current
+  // burst landed in the pre-warm window the previous one opened).
+  std::optional<std::chrono::system_clock::time_point> prev_busy_since;
   // Gaps between the starts of successive busy periods (burst inter-arrival times). Measured
   // start to start, not from the end of work, so the policy's own cold starts (which stretch a
   // busy period) do not shift what it learns.
@@ -49,6 +55,13 @@ struct PolicyState {
   // EWMA (weight 0.3) of measured cold starts: waits for a first running task longer than half of
   // coldStartSeconds (shorter ones were warm pods or pod restarts on a lingering node); 0 = none.
   double cold_start_seconds = 0;
+  // Arrival rate of tasks (tasks per second): new work between observations (the rise in pending
+  // + in_flight plus the tasks measured as finished meanwhile), as an exponentially decaying
+  // count over kArrivalRateTau (1 h), so one burst weighs little and steady traffic fully.
+  double arrival_rate = 0;
+  int64_t last_work = 0;  // pending + in_flight at the last applied observation
+  // arrival_rate just before the current busy period began (its own arrivals excluded).
+  double arrival_rate_before_busy = 0;
 
   friend bool operator==(const PolicyState&, const PolicyState&) = default;
 };
@@ -59,7 +72,9 @@ struct PolicyState {
 //   - work ending starts the idle clock and folds the busy period's peak into burst_work;
 //   - a measured task duration updates the duration EWMA (weight 0.1 per task);
 //   - the wait from work appearing with nothing in flight to the first running task is a cold
-//     start measurement when longer than coldStartSeconds / 2.
+//     start measurement when longer than coldStartSeconds / 2;
+//   - tasks that arrived since the previous observation (rise of pending + in_flight, plus the
+//     finished tasks measured_task_count reports) update arrival_rate.
 // Idempotent and monotonic: an observation at or before state.last_observed returns `state`
 // unchanged, so two scaler replicas applying the same observation agree. Pure.
 PolicyState Observe(const PolicyState& state, const ScalerMetadata& spec, const Observation& obs,

@@ -44,11 +44,12 @@ struct ScalerMetadata {
   int64_t node_unneeded_seconds = 600;
   // `warmWindows`: time windows (UTC) with their own warm floor.
   std::vector<WarmWindow> warm_windows;
-  // `drainSeconds`: size the pool to drain the backlog within this many seconds, from the task
-  // duration (measured, else `taskSeconds`; until one is known, one slot per task). `auto`
-  // (default) = coldStartSeconds / 2: a replica asked for now arrives a cold start later, so
-  // replicas beyond what drains the backlog in half of that mostly find the work gone. `off`
-  // (nullopt) = one slot per task (v1 sizing). ParseScalerMetadata resolves `auto`.
+  // `drainSeconds`: latency target D of the cold-start-aware sizing (DrainSlots and
+  // PrewarmSlots in warm_policy.h), from the task duration (measured, else `taskSeconds`; until
+  // one is known, one slot per task): new replicas arrive a cold start later, so they are asked
+  // for only for the backlog the running ones leave by then, to drain within D; a pre-warmed pool
+  // drains the expected burst within a cold start + D. `auto` (default) = coldStartSeconds / 2.
+  // `off` (nullopt) = one slot per task (v1 sizing). ParseScalerMetadata resolves `auto`.
   std::optional<int64_t> drain_seconds = 150;
   // `taskSeconds`: expected seconds per task, used until a measured duration is available.
   std::optional<double> task_seconds;

@@ -14,21 +14,80 @@ int64_t CeilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 double Seconds(Clock::duration d) { return std::chrono::duration<double>(d).count(); }
 
-// Replicas the drain target asks for, or -1 when drainSeconds is off or no duration is known.
-int64_t DrainReplicas(const ScalerMetadata& spec, int64_t pending, int64_t in_flight,
-                      const PolicyState& state) {
-  const double s = state.task_seconds > 0 ? state.task_seconds : spec.task_seconds.value_or(0);
-  if (!spec.drain_seconds || s <= 0) return -1;
-  // Work left: running tasks are half done on average; all of it within D, but never fewer slots
-  // than the running tasks hold.
-  const double left = static_cast<double>(in_flight) * s / 2 + static_cast<double>(pending) * s;
-  const double slots =
-      std::max(static_cast<double>(in_flight), left / static_cast<double>(*spec.drain_seconds));
+double TaskSeconds(const ScalerMetadata& spec, const PolicyState& state) {
+  return state.task_seconds > 0 ? state.task_seconds : spec.task_seconds.value_or(0);
+}
+
+int64_t SlotsToReplicas(double slots, const ScalerMetadata& spec) {
   return static_cast<int64_t>(
       std::ceil(slots / static_cast<double>(spec.tasks_per_replica) - 1e-9));
 }
 
+// Replicas the cold-start-aware drain target asks for, or -1 when drainSeconds is off or no
+// duration is known. See DrainSlots in warm_policy.h.
+int64_t DrainReplicas(const ScalerMetadata& spec, int64_t pending, int64_t in_flight,
+                      const PolicyState& state, Clock::time_point now, double warm_slots) {
+  const double slots = DrainSlots(spec, pending, in_flight, state, now, warm_slots);
+  return slots < 0 ? -1 : SlotsToReplicas(slots, spec);
+}
+
+bool InPrewarmWindow(const ScalerMetadata& spec, const PolicyState& state, double since) {
+  const std::optional<PrewarmWindow> w = LearnedPrewarmWindow(spec, state);
+  return w && since >= w->open && since < w->close;
+}
+
+// The replicas the learned pre-warm asks for: the expected burst, PrewarmSlots when a duration is
+// known; at least 1.
+int64_t PrewarmReplicas(const ScalerMetadata& spec, const PolicyState& state) {
+  const int64_t burst = static_cast<int64_t>(std::ceil(state.burst_work - 1e-9));
+  int64_t replicas = CeilDiv(burst, spec.tasks_per_replica);
+  if (const double slots = PrewarmSlots(spec, state); slots >= 0) {
+    replicas = std::min(replicas, SlotsToReplicas(slots, spec));
+  }
+  return std::max<int64_t>(1, replicas);
+}
+
 }  // namespace
+
+double DrainSlots(const ScalerMetadata& spec, int64_t pending, int64_t in_flight,
+                  const PolicyState& state, Clock::time_point now, double warm_slots) {
+  const double s = TaskSeconds(spec, state);
+  if (!spec.drain_seconds || s <= 0) return -1;
+  const double d = static_cast<double>(*spec.drain_seconds);
+  const double c = PrewarmLeadSeconds(spec, state);
+  const double r = std::max(static_cast<double>(in_flight), warm_slots);
+  // Slots' worth of work arriving per second. Within the first c + d of a busy period the
+  // arrivals seen are the burst itself (already in the backlog): use the rate from before it.
+  const bool young = state.busy_since && Seconds(now - *state.busy_since) < c + d;
+  const double a = (young ? state.arrival_rate_before_busy : state.arrival_rate) * s;
+  // Work waiting to start. (The running tasks' remainder delays each running slot by ~s/2, but
+  // each slot also starts one more task just before the deadline: the two roughly cancel, and
+  // counting the remainder would buy replicas under steady load whenever one task waits.)
+  double w = static_cast<double>(pending) * s;
+  // A cold burst (nothing running or warm) pays the cold start anyway, and what arrives before
+  // the first replica is ready queues up: size it for the typical burst (state.burst_work) when
+  // more than is visible yet, so the replicas for its tail start booting with the first ones.
+  const bool cold = r == 0 && state.busy_since && Seconds(now - *state.busy_since) < c;
+  if (cold) w = std::max(w, state.burst_work * s);
+  // Slots asked for now arrive a cold start c later; until then only the r running slots work
+  // while work keeps arriving at a. New slots x drain what is left at c within d after:
+  //   w + (a - r) c + (a - r - x) d <= 0.
+  // A new slot is only worth a node's cold start and linger when it has at least d of that work:
+  // whole slots only (from idle, the caller still asks for at least one).
+  const double x = std::floor((w - std::max(0.0, r - a) * (c + d)) / d + 1e-9);
+  return std::max(r, r + x);
+}
+
+double PrewarmSlots(const ScalerMetadata& spec, const PolicyState& state) {
+  const double s = TaskSeconds(spec, state);
+  if (!spec.drain_seconds || s <= 0) return -1;
+  const double horizon = PrewarmLeadSeconds(spec, state) + static_cast<double>(*spec.drain_seconds);
+  // The fewest warm slots r on which DrainSlots asks for nothing new when the expected burst w
+  // lands (between bursts nothing else arrives): floor((w - r (c + d)) / d) <= 0, i.e.
+  // r > (w - d) / (c + d).
+  const double w = state.burst_work * s;
+  return std::max(1.0, std::floor((w - static_cast<double>(*spec.drain_seconds)) / horizon) + 1);
+}
 
 bool operator==(const Decision& a, const Decision& b) {
   return a.active == b.active && a.desired_replicas == b.desired_replicas && a.reason == b.reason;
@@ -66,6 +125,18 @@ double PrewarmLeadSeconds(const ScalerMetadata& spec, const PolicyState& state) 
   return std::max(static_cast<double>(spec.cold_start_seconds), state.cold_start_seconds);
 }
 
+std::optional<PrewarmWindow> LearnedPrewarmWindow(const ScalerMetadata& spec,
+                                                  const PolicyState& state) {
+  if (!spec.prewarm_histogram) return std::nullopt;
+  const GapSummary g = SummariseGaps(state.gaps);
+  const double head = static_cast<double>(g.head.count());
+  const double tail = static_cast<double>(g.tail.count());
+  const bool sharp = g.representative && !g.tail_out_of_range &&
+                     tail - head <= std::max(BreakEvenSeconds(spec, state), head / 2);
+  if (!sharp) return std::nullopt;
+  return PrewarmWindow{head - PrewarmLeadSeconds(spec, state), tail};
+}
+
 Decision Decide(const ScalerMetadata& spec, const Observation& obs, const PolicyState& state,
                 Clock::time_point now) {
   const int64_t tpr = spec.tasks_per_replica;
@@ -88,11 +159,21 @@ Decision Decide(const ScalerMetadata& spec, const Observation& obs, const Policy
   if (work > spec.activation_backlog) {
     int64_t sized = for_work;
     std::string_view reason = obs.pending == 0 ? kReasonInFlight : kReasonBacklog;
-    if (const int64_t drain = DrainReplicas(spec, obs.pending, obs.in_flight, state);
+    // A burst that landed in the pre-warm window finds that pool warm or starting: its slots
+    // count as running ones (they arrive sooner than a cold start from now).
+    int64_t warm = 0;
+    if (state.busy_since && state.prev_busy_since &&
+        InPrewarmWindow(spec, state, Seconds(*state.busy_since - *state.prev_busy_since))) {
+      warm = PrewarmReplicas(spec, state);
+    }
+    const auto warm_slots = static_cast<double>(warm * tpr);
+    if (const int64_t drain =
+            DrainReplicas(spec, obs.pending, obs.in_flight, state, now, warm_slots);
         drain >= 0 && obs.pending > 0) {
       sized = std::clamp<int64_t>(drain, std::max<int64_t>(1, in_flight_need), for_work);
       reason = kReasonDrain;
     }
+    if (obs.pending > 0) sized = std::max(sized, warm);  // keep the pool this burst was warmed for
     if (sized > spec.max_replicas && obs.pending > 0) reason = kReasonCapped;
     apply(sized, reason);
   } else if (obs.in_flight > 0) {
@@ -110,22 +191,10 @@ Decision Decide(const ScalerMetadata& spec, const Observation& obs, const Policy
     const double idle = Seconds(now - *state.idle_since);
     if (idle < KeepAliveSeconds(spec, state)) {
       apply(1, kReasonKeepAlive);
-    } else if (spec.prewarm_histogram) {
-      const GapSummary g = SummariseGaps(state.gaps);
-      const double head = static_cast<double>(g.head.count());
-      const double tail = static_cast<double>(g.tail.count());
-      const bool sharp = g.representative && !g.tail_out_of_range &&
-                         tail - head <= std::max(BreakEvenSeconds(spec, state), head / 2);
+    } else {
       // The histogram runs start to start: measure from the last busy period's start.
       const double since = state.busy_since ? Seconds(now - *state.busy_since) : idle;
-      if (sharp && since >= head - PrewarmLeadSeconds(spec, state) && since < tail) {
-        const int64_t burst = static_cast<int64_t>(std::ceil(state.burst_work - 1e-9));
-        int64_t replicas = CeilDiv(burst, tpr);
-        if (const int64_t drain = DrainReplicas(spec, burst, 0, state); drain >= 0) {
-          replicas = std::min(replicas, drain);
-        }
-        apply(std::max<int64_t>(1, replicas), kReasonPrewarm);
-      }
+      if (InPrewarmWindow(spec, state, since)) apply(PrewarmReplicas(spec, state), kReasonPrewarm);
     }
   }
 

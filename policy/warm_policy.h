@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -49,14 +50,44 @@ double KeepAliveSeconds(const ScalerMetadata& spec, const PolicyState& state);
 // The pre-warm lead in seconds: max(coldStartSeconds, the measured cold start in `state`).
 double PrewarmLeadSeconds(const ScalerMetadata& spec, const PolicyState& state);
 
+// The learned pre-warm window, in seconds after a busy period started: [open, close) =
+// [head - PrewarmLeadSeconds, tail) where head/tail are the 5th/99th percentile (+10 %) of the
+// start-to-start gaps; nullopt when prewarm is off or the histogram is not representative or not
+// sharp (tail - head > max(B, head / 2)).
+struct PrewarmWindow {
+  double open = 0, close = 0;
+};
+std::optional<PrewarmWindow> LearnedPrewarmWindow(const ScalerMetadata& spec,
+                                                  const PolicyState& state);
+
+// Cold-start-aware drain sizing, in slots (tasks at once; replicas = ceil(slots /
+// tasksPerReplica)), or -1 when drainSeconds is off or no duration S is known (measured, else
+// taskSeconds). A replica asked for now arrives c = PrewarmLeadSeconds later; until then only the
+// r = in_flight running slots work, while work keeps arriving at a = state.arrival_rate * S. With
+// w = (in_flight / 2 + pending) * S left (running tasks half done) and d = drainSeconds, the new
+// slots x that drain what is left at c within d after it are
+//   x = (w + (a - r) (c + d)) / d,
+// and the result is max(r, r + x): no new replicas while the running ones (and the arrivals) would
+// finish the backlog within c + d anyway; from idle (r = 0, a = 0) it is w / d.
+// warm_slots: slots asked for earlier (a pre-warmed pool) that count as running even while they
+// start, r = max(in_flight, warm_slots).
+double DrainSlots(const ScalerMetadata& spec, int64_t pending, int64_t in_flight,
+                  const PolicyState& state, std::chrono::system_clock::time_point now,
+                  double warm_slots = 0);
+
+// The pre-warmed pool for the expected burst, in slots, or -1 as DrainSlots: the fewest warm
+// slots (at least 1) on which the burst (w = state.burst_work * S) needs no new replica by
+// DrainSlots, floor((w - d) / (c + d)) + 1. A warm pool skips the cold start, so it has c + d to
+// drain the burst.
+double PrewarmSlots(const ScalerMetadata& spec, const PolicyState& state);
+
 // Policy v2 (pure, no I/O, no clock reads). Call Observe(state, ...) with the same observation
 // first. Rules, in order (the desired count is the max of the rules that apply, capped at
 // maxReplicas but never below what in-flight tasks need):
 //   1. work = pending + in_flight > activationBacklog: active; desired = ceil(work /
 //      tasksPerReplica), or with drainSeconds D (default coldStartSeconds / 2) and a duration S
-//      (measured, else taskSeconds): ceil(max(in_flight, (in_flight * S / 2 + pending * S) / D) /
-//      tasksPerReplica) (work left, running tasks half done), at least 1 and never more than
-//      ceil(work / tasksPerReplica).
+//      (measured, else taskSeconds) while tasks are pending: ceil(DrainSlots / tasksPerReplica),
+//      at least 1 and never more than ceil(work / tasksPerReplica).
 //   2. anything in flight: active (never inactive while tasks run); desired >= ceil(in_flight /
 //      tasksPerReplica).
 //   3. warm floor: max(minWarmReplicas, the warmWindows floor at `now`) > 0: active.
@@ -65,7 +96,7 @@ double PrewarmLeadSeconds(const ScalerMetadata& spec, const PolicyState& state);
 //   6. learned pre-warm: the histogram is representative, its 5th-99th percentile spread is sharp
 //      (<= max(B, head / 2)) and now is in [busy_since + head - lead, busy_since + p99], lead =
 //      PrewarmLeadSeconds: active with the replicas the expected burst needs (state.burst_work
-//      tasks, drain-sized when a duration is known; >= 1).
+//      tasks, or PrewarmSlots when a duration is known; >= 1).
 //   7. otherwise inactive; desired = ceil(work / tasksPerReplica) (0 when idle), as v1.
 Decision Decide(const ScalerMetadata& spec, const Observation& obs, const PolicyState& state,
                 std::chrono::system_clock::time_point now);

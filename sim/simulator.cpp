@@ -359,8 +359,9 @@ class Simulation {
     for (int64_t i = 0; i < horizon_; ++i) conc[i] = run += diff[i];
     if (meta_.drain_seconds) {
       // Same sizing rule as warmpool's drainSeconds D, with the true durations: the work that
-      // became runnable in the last D seconds, drained within D.
-      const int64_t d = *meta_.drain_seconds;
+      // became runnable in the last D seconds, drained within D. Lean: a pool ready for a burst
+      // has a cold start + D to drain it (warmpool's PrewarmSlots).
+      const int64_t d = *meta_.drain_seconds + (policy_.oracle_lean ? MedianColdStart() : 0);
       std::vector<double> work_at(static_cast<size_t>(horizon_) + 1, 0);
       for (const auto& task : tasks_) {
         if (task.due < horizon_) work_at[task.due + 1] += static_cast<double>(task.duration);
@@ -373,12 +374,7 @@ class Simulation {
       }
     }
     int64_t lead = policy_.oracle_lead_s;
-    if (lead < 0) {
-      lead = cluster_.ca_gpu_buffer_s + cluster_.ca_scan_s +
-             static_cast<int64_t>(cluster_.vm_boot_median_s + cluster_.driver_median_s +
-                                  cluster_.image_pull_s +
-                                  (cluster_.model_load_min_s + cluster_.model_load_max_s) / 2);
-    }
+    if (lead < 0) lead = MedianColdStart();
     // oracle_need_[t] = max ideal concurrency over [t, t + lead] (sliding-window maximum).
     oracle_need_.assign(static_cast<size_t>(horizon_), 0);
     std::deque<int64_t> window;
@@ -401,11 +397,45 @@ class Simulation {
     }
   }
 
+  // Median time from asking for a replica to it being ready on a new node.
+  int64_t MedianColdStart() const {
+    return cluster_.ca_gpu_buffer_s + cluster_.ca_scan_s +
+           static_cast<int64_t>(cluster_.vm_boot_median_s + cluster_.driver_median_s +
+                                cluster_.image_pull_s +
+                                (cluster_.model_load_min_s + cluster_.model_load_max_s) / 2);
+  }
+
   int64_t OracleDesired() {
     const int64_t slots = cluster_.slots_per_pod;
     const int64_t running = Running();
     int64_t work = static_cast<int64_t>(queue_.size()) + running;
-    if (meta_.drain_seconds && !queue_.empty()) {
+    if (meta_.drain_seconds && !queue_.empty() && policy_.oracle_lean) {
+      // Warmpool's cold-start-aware rule with the truth: the queued work w; what the pods it
+      // already has do before c + D (c = median cold start): a ready pod all of it, a starting
+      // one from its ready time (exact once on a node, else one cold start after it was asked
+      // for); new slots, which arrive at c, only for what those leave, drained within D.
+      double w = 0;
+      for (int id : queue_) w += static_cast<double>(tasks_[id].duration);
+      const auto d = static_cast<double>(*meta_.drain_seconds);
+      const auto c = static_cast<double>(MedianColdStart());
+      double capacity = 0;
+      int64_t pods = 0;
+      for (int id : live_pods_) {
+        const Pod& p = pods_[id];
+        if (p.terminating) continue;
+        ++pods;
+        double rem = 0;
+        if (!p.ready) {
+          rem = p.node >= 0 ? static_cast<double>(p.ready_at - t_)
+                            : static_cast<double>(p.created - t_) + c;
+        }
+        capacity += std::max(0.0, c + d - std::max(0.0, rem)) * static_cast<double>(slots);
+      }
+      const double x = std::max(0.0, std::floor((w - capacity) / d + 1e-9));
+      const auto lean = static_cast<int64_t>(
+          std::max(static_cast<double>(running), static_cast<double>(pods * slots) + x));
+      work = std::clamp<int64_t>(lean, std::max<int64_t>(1, running), work);
+    } else if (meta_.drain_seconds && !queue_.empty()) {
       double left = 0;  // true work left: queued durations + the rest of running tasks
       for (int id : queue_) left += static_cast<double>(tasks_[id].duration);
       for (int id : live_pods_) {
@@ -730,7 +760,8 @@ Status Simulate(const Workload& workload, const PolicySpec& policy, const Cluste
     return sim.Run(out);
   }
   // The oracle knows the future (arrivals and durations). With that knowledge it runs seven
-  // strategies on this very run and keeps the one that bills least (hindsight): pre-start one
+  // strategies, each with the drain sizing and with the lean (cold-start-aware) sizing, on this
+  // very run and keeps the one that bills least (hindsight): pre-start one
   // median cold start ahead ("prewarm") or one mean pod start ahead ("react"), setting the
   // Deployment directly, holding what it needed in the last 5 minutes ("+hold"), or feeding its
   // count through the same KEDA + HPA as warmpool ("+hpa"); "now+hpa" looks no further ahead
@@ -750,17 +781,20 @@ Status Simulate(const Workload& workload, const PolicySpec& policy, const Cluste
                                  {pod_start, 0, "react"},
                                  {pod_start, 300, "react+hold"},
                                  {0, -1, "now+hpa"}};
-  for (const auto& st : strategies) {
-    PolicySpec p = policy;
-    p.oracle_lead_s = st.lead;
-    p.oracle_hold_s = std::max<int64_t>(0, st.hold);
-    p.oracle_via_hpa = st.hold < 0;
-    Simulation sim(workload, p, cluster, seed, timeline_step_s);
-    SimResult r;
-    if (Status s = sim.Run(&r); !s.ok()) return s;
-    r.variant = st.name;
-    if (!have || r.billed_gpu_hours < best.billed_gpu_hours) best = std::move(r);
-    have = true;
+  for (const bool lean : {false, true}) {
+    for (const auto& st : strategies) {
+      PolicySpec p = policy;
+      p.oracle_lead_s = st.lead;
+      p.oracle_hold_s = std::max<int64_t>(0, st.hold);
+      p.oracle_via_hpa = st.hold < 0;
+      p.oracle_lean = lean;
+      Simulation sim(workload, p, cluster, seed, timeline_step_s);
+      SimResult r;
+      if (Status s = sim.Run(&r); !s.ok()) return s;
+      r.variant = std::string(lean ? "lean " : "") + st.name;
+      if (!have || r.billed_gpu_hours < best.billed_gpu_hours) best = std::move(r);
+      have = true;
+    }
   }
   *out = std::move(best);
   return Status::Ok();

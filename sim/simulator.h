@@ -35,6 +35,10 @@ struct PolicySpec {
   int64_t oracle_lead_s = -1;   // kOracle: pre-start lead; -1 = the median cold start
   int64_t oracle_hold_s = 0;    // kOracle: keep what was needed in the last N seconds
   bool oracle_via_hpa = false;  // kOracle: feed its count to KEDA + HPA instead of the Deployment
+  // kOracle: size like warmpool's cold-start-aware drain rule (bursts drained within a cold start
+  // + drainSeconds on the pool ready for them; new replicas only for what the ready ones leave)
+  // instead of draining every backlog within drainSeconds.
+  bool oracle_lean = false;
 };
 
 struct TimelineSample {

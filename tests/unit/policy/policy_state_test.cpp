@@ -57,15 +57,15 @@ TEST_CASE("Observe folds measured durations into an EWMA", "[state]") {
   CHECK(s.task_seconds == Approx(10));
   o.measured_task_seconds = 20;
   s = Observe(s, {}, o, kT0 + seconds(1));
-  CHECK(s.task_seconds == Approx(11));  // weight 0.1 per task
+  CHECK(s.task_seconds == Approx(10.3));  // weight 0.03 per task
   o.measured_task_seconds.reset();
   s = Observe(s, {}, o, kT0 + seconds(2));
-  CHECK(s.task_seconds == Approx(11));
+  CHECK(s.task_seconds == Approx(10.3));
   o.measured_task_seconds = 1;  // a mean over 10 tasks weighs as 10 measurements
   o.measured_task_count = 10;
   s = Observe(s, {}, o, kT0 + seconds(3));
-  const double w = 1 - std::pow(0.9, 10);
-  CHECK(s.task_seconds == Approx((1 - w) * 11 + w * 1));
+  const double w = 1 - std::pow(0.97, 10);
+  CHECK(s.task_seconds == Approx((1 - w) * 10.3 + w * 1));
 }
 
 TEST_CASE("Observe measures cold starts: work waiting with nothing in flight", "[state]") {
@@ -87,6 +87,48 @@ TEST_CASE("Observe measures cold starts: work waiting with nothing in flight", "
   s = Observe(s, spec, Work(4), kT0 + seconds(800));
   s = Observe(s, spec, Work(3, 1), kT0 + seconds(1300));
   CHECK(s.cold_start_seconds == Approx(0.7 * 400 + 0.3 * 500));
+}
+
+TEST_CASE("Observe counts arrivals into a decaying rate", "[state]") {
+  PolicyState s = Observe({}, {}, Work(0), kT0);
+  CHECK(s.arrival_rate == 0);
+  s = Observe(s, {}, Work(10), kT0 + seconds(10));  // 10 arrived
+  CHECK(s.arrival_rate == Approx(10 / kArrivalRateTau));
+  CHECK(s.arrival_rate_before_busy == 0);  // the rate before this busy period
+  Observation o = Work(6, 2);              // 5 finished (measured) and 3 more arrived
+  o.measured_task_seconds = 4;
+  o.measured_task_count = 5;
+  s = Observe(s, {}, o, kT0 + seconds(20));
+  const double after = 10 / kArrivalRateTau * std::exp(-10 / kArrivalRateTau) + 3 / kArrivalRateTau;
+  CHECK(s.arrival_rate == Approx(after));
+  s = Observe(s, {}, Work(0), kT0 + seconds(30));  // falls: nothing arrived
+  CHECK(s.arrival_rate == Approx(after * std::exp(-10 / kArrivalRateTau)));
+  const double before = s.arrival_rate * std::exp(-3570 / kArrivalRateTau);
+  s = Observe(s, {}, Work(4), kT0 + minutes(60));
+  CHECK(s.arrival_rate_before_busy == Approx(before));
+  CHECK(s.arrival_rate == Approx(before + 4 / kArrivalRateTau));
+  REQUIRE(s.prev_busy_since);
+  CHECK(*s.prev_busy_since == kT0 + seconds(10));
+}
+
+TEST_CASE("Observe measures a pre-warmed burst's cold start from the window's opening", "[state]") {
+  const ScalerMetadata spec;  // coldStartSeconds 300
+  PolicyState s;
+  for (int i = 0; i < 4; ++i) {
+    for (auto g : {minutes(50), minutes(52), minutes(55), minutes(58)}) {
+      s.gaps = RecordGap(std::move(s.gaps), g);
+    }
+  }
+  const auto prev = kT0 - minutes(51);
+  s = Observe(s, spec, Work(0), kT0 - minutes(60));
+  s.busy_since = prev;  // the last burst started 51 min ago; the window opened at 45 min
+  REQUIRE(LearnedPrewarmWindow(spec, s));
+  s = Observe(s, spec, Work(20), kT0);
+  REQUIRE(s.prev_busy_since);
+  CHECK(*s.prev_busy_since == prev);
+  s = Observe(s, spec, Work(18, 2), kT0 + seconds(200));
+  // The pool was asked for at 45 min: 6 min + 200 s, not the 200 s the burst waited.
+  CHECK(s.cold_start_seconds == Approx(560));
 }
 
 TEST_CASE("Observe is idempotent for repeated or stale observations", "[state]") {

@@ -89,8 +89,12 @@ TEST_CASE("drainSeconds sizes the pool from the task duration", "[policy][drain]
       {"off: one slot per task",      600,  0,   1,  {},    2.0,   0,   100,    kReasonCapped},
       {"no duration known: v1",       600,  0,   1,  60,    {},    0,   100,    kReasonCapped},
       {"600 x 2 s in 60 s = 20",      600,  0,   1,  60,    2.0,   0,   20,     kReasonDrain},
+      {"whole new slots only",        610,  0,   1,  60,    2.0,   0,   20,     kReasonDrain},
       {"measured beats taskSeconds",  600,  0,   1,  60,    2.0,   1.0, 10,     kReasonDrain},
-      {"running tasks half done",     600,  5,   1,  60,    2.0,   0,   21,     kReasonDrain},
+      // 5 running slots do 5 x (300 + 60) s before new ones could help: no new replicas.
+      {"running ones finish in c + D",600,  5,   1,  60,    2.0,   0,   5,      kReasonDrain},
+      // 2400 s of work, 1800 s done by the running slots: new slots for the rest within D.
+      {"new ones for what is left",   1200, 5,   1,  60,    2.0,   0,   15,     kReasonDrain},
       {"never below in flight",       1,    30,  1,  60,    2.0,   0,   30,     kReasonDrain},
       {"tasks per replica",           600,  0,   4,  60,    2.0,   0,   5,      kReasonDrain},
       {"never more than one per task",3,    0,   1,  1,     100.0, 0,   3,      kReasonDrain},
@@ -266,10 +270,16 @@ TEST_CASE("Histogram: a sharp long gap pre-warms coldStartSeconds before the hea
     s.idle_since = kNow - minutes(50);
     CHECK(Decide(spec, Obs(0), s, kNow).desired_replicas == 2);
   }
-  SECTION("with a known duration the burst is drain-sized") {
-    s.task_seconds = 30;  // 8 tasks x 30 s within drainSeconds 150 -> 2 replicas
+  SECTION("with a known duration the warm pool drains the burst within a cold start + D") {
     s.idle_since = kNow - minutes(50);
+    s.task_seconds = 30;  // 7.2 tasks x 30 s within 300 + 150 s -> 1 replica
+    CHECK(Decide(spec, Obs(0), s, kNow).desired_replicas == 1);
+    CHECK(PrewarmSlots(spec, s) == 1);
+    s.task_seconds = 100;  // 720 s: 1 slot leaves 270 s, a new one would have 1.8 x D -> 2
     CHECK(Decide(spec, Obs(0), s, kNow).desired_replicas == 2);
+    s.task_seconds = 82;  // 590 s: 1 slot leaves 140 s, less than D of work for a new one
+    CHECK(Decide(spec, Obs(0), s, kNow).desired_replicas == 1);
+    CHECK(DrainSlots(spec, 7, 0, s, kNow, 1) == 1);  // the same rule when the burst lands
   }
   SECTION("a measured cold start longer than coldStartSeconds moves the pre-warm earlier") {
     s.cold_start_seconds = 600;  // window now opens at 50 - 10 = 40 min
@@ -308,6 +318,74 @@ TEST_CASE("Histogram: heavy-tailed or sparse gaps do not pre-warm", "[policy][hi
     s.idle_since = kNow - minutes(50);
     CHECK_FALSE(Decide(spec, Obs(0), s, kNow).active);
   }
+}
+
+TEST_CASE("Drain: the arrival rate uses up the running slots' credit", "[policy][drain]") {
+  ScalerMetadata spec;  // coldStartSeconds 300, drainSeconds 150
+  PolicyState s;
+  s.task_seconds = 20;
+  s.busy_since = kNow - std::chrono::hours(2);  // a long busy period: steady load
+  // 50 running slots, 10 pending. Nothing arriving: the running ones drain it, no new replicas.
+  CHECK(DrainSlots(spec, 10, 50, s, kNow) == Approx(50));
+  // Arrivals at 2.5 tasks/s x 20 s = 50 slots keep the running ones busy: the queue needs its own
+  // replicas, whole ones only: floor(10 x 20 / 150) = 1.
+  s.arrival_rate = 2.5;
+  CHECK(DrainSlots(spec, 10, 50, s, kNow) == Approx(51));
+  CHECK(Decide(spec, Obs(10, 50), s, kNow).desired_replicas == 51);
+  s.arrival_rate = 1.25;  // half the running slots are free for the queue within c + D
+  CHECK(DrainSlots(spec, 10, 50, s, kNow) == Approx(50));
+  CHECK(DrainSlots(spec, 800, 50, s, kNow) == Approx(50 + std::floor((16000.0 - 25 * 450) / 150)));
+}
+
+TEST_CASE("Drain: a young busy period's own arrivals are the burst, not load", "[policy][drain]") {
+  ScalerMetadata spec;
+  PolicyState s;
+  s.task_seconds = 30;
+  s.arrival_rate = 0.5;               // raised by the burst just seen
+  s.arrival_rate_before_busy = 0.01;  // quiet before it
+  s.busy_since = kNow - seconds(60);
+  // 2 running slots, 20 x 30 s pending: 2 x (300 + 150) s = 900 s covers 600 s.
+  CHECK(DrainSlots(spec, 20, 2, s, kNow) == Approx(2));
+  // After c + D the measured rate counts: 0.5 x 30 = 15 slots busy with arrivals, no credit.
+  CHECK(DrainSlots(spec, 20, 2, s, kNow + seconds(400)) == Approx(2 + 4));
+}
+
+TEST_CASE("Drain: a cold burst is sized for the typical burst", "[policy][drain]") {
+  ScalerMetadata spec;  // coldStartSeconds 300, drainSeconds 150
+  PolicyState s;
+  s.task_seconds = 3;
+  s.burst_work = 100;  // bursts peak at 100 tasks
+  s.busy_since = kNow - seconds(10);
+  // 10 tasks visible, nothing running: the burst's tail arrives during the cold start anyway.
+  CHECK(DrainSlots(spec, 10, 0, s, kNow) == Approx(2));  // floor(100 x 3 / 150)
+  Decision d = Decide(spec, Obs(10), s, kNow);
+  CHECK(d.desired_replicas == 2);
+  CHECK(d.reason == kReasonDrain);
+  // More visible than typical: the visible work counts.
+  CHECK(DrainSlots(spec, 200, 0, s, kNow) == Approx(4));
+  // Once a task runs, or a cold start later, only the visible work.
+  CHECK(DrainSlots(spec, 10, 1, s, kNow) == Approx(1));
+  CHECK(DrainSlots(spec, 10, 0, s, kNow + seconds(300)) == Approx(0));
+  CHECK(Decide(spec, Obs(10), s, kNow + seconds(300)).desired_replicas == 1);  // at least one
+}
+
+TEST_CASE("Drain: a burst in the pre-warm window counts the warm pool as running",
+          "[policy][drain][histogram]") {
+  ScalerMetadata spec;
+  PolicyState s = WithGaps({minutes(50), minutes(52), minutes(55), minutes(58)}, 20);
+  s.task_seconds = 30;  // pre-warm: 20 x 30 s / (300 + 150) s -> 2 replicas
+  s.busy = true;
+  s.busy_since = kNow - seconds(30);
+  s.prev_busy_since = kNow - seconds(30) - minutes(51);  // landed inside [45, 64.9) min
+  REQUIRE(LearnedPrewarmWindow(spec, s));
+  CHECK(LearnedPrewarmWindow(spec, s)->open == Approx(45 * 60));
+  // 30 x 30 s pending, the pool still starting (nothing in flight): 2 x 450 s covers 900 s.
+  Decision d = Decide(spec, Obs(30), s, kNow);
+  CHECK(d.desired_replicas == 2);
+  CHECK(d.reason == kReasonDrain);
+  // The same burst outside the window is cold: 900 s / 150 s = 6 new replicas.
+  s.prev_busy_since = kNow - seconds(30) - minutes(40);
+  CHECK(Decide(spec, Obs(30), s, kNow).desired_replicas == 6);
 }
 
 TEST_CASE("Work always wins over idle rules and in-flight over the cap", "[policy]") {
