@@ -4,12 +4,14 @@ redis-server, same result backend, in one run; plus the Redis-only ceiling (redi
 LPUSH/RPOP). Prints a Markdown table; ratios are against the Python worker of the same run.
 
 Usage: /usr/bin/python3 bench/worker/bench_worker.py --worker build/worker/warmpool-worker
-         [--n-ours 20000] [--n-python 3000]
+         [--n-ours 20000] [--n-python 3000] [--ours-prefetch 4 64] [--python-same-settings 1 4 64]
 
 Method: the queue is pre-filled with N Celery 5.2.6 protocol-2 messages (a message made by
 send_task, copied with fresh task ids and delivery tags), then the worker is started; the rate
 is (N - 1) / (time of the last result - time of the first result), read by polling DBSIZE of the
-result-backend DB, so start-up time is not counted. Each worker runs alone.
+result-backend DB, so start-up time is not counted. Each worker runs alone. Python runs at
+Celery's defaults (the headline baseline) and, for a like-for-like ratio, with the settings
+warmpool-worker runs with (acks_late and the same prefetch multiplier).
 """
 import argparse
 import json
@@ -77,6 +79,9 @@ def prefill(broker, queue, template, n):
     old_id = env["headers"]["id"]
     old_tag = env["properties"]["delivery_tag"]
     r = redis.Redis.from_url(broker)
+    # A Python worker with acks_late that is stopped right after its last result may restore
+    # that (finished) message on shutdown: start every run from an empty queue.
+    r.delete(queue, "unacked", "unacked_index")
     pipe = r.pipeline(transaction=False)
     for i in range(n):
         new_id = str(uuid.uuid4())
@@ -151,6 +156,9 @@ def main():
     p.add_argument("--rounds", type=int, default=3)
     p.add_argument("--ours-prefetch", type=int, nargs="*", default=[4, 64],
                    help="extra warmpool-worker runs with these --prefetch values")
+    p.add_argument("--python-same-settings", type=int, nargs="*", default=[1, 4, 64],
+                   help="extra Python runs with acks_late and these prefetch multipliers: the "
+                        "settings warmpool-worker runs with, for a like-for-like ratio")
     a = p.parse_args()
 
     workdir = tempfile.mkdtemp(prefix="bench-worker-")
@@ -164,49 +172,59 @@ def main():
         redis.Redis(port=port).flushall()
         template = template_message(broker, backend, queue)
         env = dict(os.environ, CELERY_BROKER_URL=broker, CELERY_RESULT_BACKEND=backend,
-                   PYTHONPATH=PYTASKS_DIR, WORKER_PYTASKS_ACKS_LATE="0",
-                   WORKER_PYTASKS_PREFETCH="4")
+                   PYTHONPATH=PYTASKS_DIR)
         py_argv = ["/usr/bin/python3", "-m", "celery", "-A", "worker_pytasks", "worker", "-P",
                    "solo", "-Q", queue, "--without-gossip", "--without-mingle",
                    "--without-heartbeat", "--loglevel", "WARNING"]
+        py_env = lambda acks_late, prefetch: dict(env, WORKER_PYTASKS_ACKS_LATE=acks_late,
+                                                  WORKER_PYTASKS_PREFETCH=str(prefetch))
+        # (label, argv, env, tasks, settings key for the like-for-like column)
         configs = [("Python Celery 5.2.6 worker, -P solo, prefetch x4, early ack (Celery "
-                    "defaults)", py_argv, a.n_python)]
+                    "defaults)", py_argv, py_env("0", 4), a.n_python, None)]
+        for pf in a.python_same_settings:
+            configs.append(("Python Celery 5.2.6 worker, -P solo, prefetch x%d, acks_late" % pf,
+                            py_argv, py_env("1", pf), a.n_python, ("python", pf)))
         ours = [a.worker, "--broker", broker, "--result-backend", backend, "-Q", queue,
                 "--log-level", "warn"]
-        configs.append(("warmpool-worker, -c 1 --prefetch 1 (defaults, acks_late)", ours,
-                        a.n_ours))
+        configs.append(("warmpool-worker, -c 1 --prefetch 1 (defaults, acks_late)", ours, env,
+                        a.n_ours, ("ours", 1)))
         for pf in a.ours_prefetch:
             configs.append(("warmpool-worker, -c 1 --prefetch %d (acks_late)" % pf,
-                            ours + ["--prefetch", str(pf)], a.n_ours))
-        samples = {label: [] for label, _, _ in configs}
+                            ours + ["--prefetch", str(pf)], env, a.n_ours, ("ours", pf)))
+        samples = {c[0]: [] for c in configs}
         statuses = set()
         for _ in range(a.rounds):  # interleaved, so load changes hit every worker alike
-            for label, argv, n in configs:
-                m, st = run_worker("w", argv, env, broker, backend, n, template, queue,
+            for label, argv, run_env, n, _ in configs:
+                m, st = run_worker("w", argv, run_env, broker, backend, n, template, queue,
                                    server.pid)
                 samples[label].append(m)
                 statuses |= st
         rows = []
-        for label, _, n in configs:
+        for label, _, _, n, key in configs:
             med = lambda k: statistics.median(x[k] for x in samples[label])
             rows.append((label, n, med("rate"), med("worker_cpu_us"), med("redis_cpu_us"),
-                         [round(x["rate"]) for x in samples[label]]))
+                         [round(x["rate"]) for x in samples[label]], key))
     finally:
         server.terminate()
         server.wait()
         shutil.rmtree(workdir, ignore_errors=True)
 
     py = rows[0]
-    print("| worker | tasks | tasks/s (median of %d) | vs Python | runs | worker CPU us/task "
-          "| vs Python | redis-server CPU us/task |" % a.rounds)
-    print("|---|---:|---:|---:|---|---:|---:|---:|")
-    for label, n, rate, wcpu, rcpu, runs in rows:
-        print("| %s | %d | %.0f | %.1fx | %s | %.0f | %.1fx less | %.0f |"
-              % (label, n, rate, rate / py[2], runs, wcpu, py[3] / max(wcpu, 1e-9), rcpu))
+    same = {key[1]: rate for _, _, rate, _, _, _, key in rows if key and key[0] == "python"}
+    print("| worker | tasks | tasks/s (median of %d) | vs Python defaults | vs Python, same "
+          "settings | runs | worker CPU us/task | vs Python defaults | redis-server CPU "
+          "us/task |" % a.rounds)
+    print("|---|---:|---:|---:|---:|---|---:|---:|---:|")
+    for label, n, rate, wcpu, rcpu, runs, key in rows:
+        like = ""
+        if key and key[0] == "ours" and key[1] in same:
+            like = "**%.1fx**" % (rate / same[key[1]])
+        print("| %s | %d | %.0f | %.1fx | %s | %s | %.0f | %.1fx less | %.0f |"
+              % (label, n, rate, rate / py[2], like, runs, wcpu, py[3] / max(wcpu, 1e-9), rcpu))
     for op in ("LPUSH", "RPOP"):
         if op in ceiling:
             print("| redis-benchmark %s ceiling (1 client, no pipelining) | %d | %.0f | %.1fx "
-                  "| | | | |" % (op, a.redis_benchmark_n, ceiling[op], ceiling[op] / py[2]))
+                  "| | | | | |" % (op, a.redis_benchmark_n, ceiling[op], ceiling[op] / py[2]))
     print()
     print("statuses seen: %s" % sorted(statuses))
     print("load average at the end: %s" % open("/proc/loadavg").read().strip())
