@@ -70,11 +70,14 @@ PolicyState Observe(const PolicyState& state, const ScalerMetadata& spec, const 
     if (!s.waiting_since) s.waiting_since = now;
   } else if (s.waiting_since) {
     if (obs.in_flight > 0) {
-      // A burst that landed in the learned pre-warm window found a pool asked for at the window's
-      // opening: its cold start runs from there, not from the burst (else every partly successful
-      // pre-warm would shorten the lead it learns from).
+      // A burst that landed in the learned pre-warm window and waited less than the pre-warm lead
+      // found a pool asked for at the window's opening: its cold start runs from there, not from
+      // the burst (else every partly successful pre-warm would shorten the lead it learns from).
+      // One that waited a whole lead or more found nothing starting (pre-warm off, as the scaler
+      // cannot tell with one state per queue set, or failed): its own wait is the cold start.
       Clock::time_point asked = *s.waiting_since;
-      if (s.busy_since && s.prev_busy_since) {
+      const double wait = std::chrono::duration<double>(now - asked).count();
+      if (s.busy_since && s.prev_busy_since && wait < PrewarmLeadSeconds(spec, s)) {
         const std::optional<PrewarmWindow> w = LearnedPrewarmWindow(spec, s);
         const double since =
             std::chrono::duration<double>(*s.busy_since - *s.prev_busy_since).count();

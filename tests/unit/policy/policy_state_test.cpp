@@ -129,6 +129,14 @@ TEST_CASE("Observe measures a pre-warmed burst's cold start from the window's op
   s = Observe(s, spec, Work(18, 2), kT0 + seconds(200));
   // The pool was asked for at 45 min: 6 min + 200 s, not the 200 s the burst waited.
   CHECK(s.cold_start_seconds == Approx(560));
+  SECTION("a burst that waited a whole lead found nothing starting: its own wait counts") {
+    PolicyState t = Observe(s, spec, Work(0), kT0 + seconds(900));
+    t.busy_since = kT0 + seconds(901) - minutes(51);  // next burst again 51 min after the last
+    t = Observe(t, spec, Work(20), kT0 + seconds(901));
+    REQUIRE(PrewarmLeadSeconds(spec, t) == Approx(560));
+    t = Observe(t, spec, Work(18, 2), kT0 + seconds(901 + 580));  // waited 580 s >= lead
+    CHECK(t.cold_start_seconds == Approx(0.7 * 560 + 0.3 * 580));
+  }
 }
 
 TEST_CASE("Observe is idempotent for repeated or stale observations", "[state]") {
