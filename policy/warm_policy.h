@@ -63,12 +63,13 @@ std::optional<PrewarmWindow> LearnedPrewarmWindow(const ScalerMetadata& spec,
 // Cold-start-aware drain sizing, in slots (tasks at once; replicas = ceil(slots /
 // tasksPerReplica)), or -1 when drainSeconds is off or no duration S is known (measured, else
 // taskSeconds). A replica asked for now arrives c = PrewarmLeadSeconds later; until then only the
-// r = in_flight running slots work, while work keeps arriving at a = state.arrival_rate * S. With
-// w = (in_flight / 2 + pending) * S left (running tasks half done) and d = drainSeconds, the new
-// slots x that drain what is left at c within d after it are
-//   x = (w + (a - r) (c + d)) / d,
-// and the result is max(r, r + x): no new replicas while the running ones (and the arrivals) would
-// finish the backlog within c + d anyway; from idle (r = 0, a = 0) it is w / d.
+// r = in_flight running slots work, while work keeps arriving at a = arrival rate * S (the rate
+// from before the busy period during its first c + d). With w = pending * S waiting (for a cold
+// burst at least the typical burst, state.burst_work * S) and d = drainSeconds, the new slots are
+//   x = floor((w - max(0, r - a) (c + d)) / d)
+// (whole slots, each with at least d of work when it arrives), and the result is max(r, r + x):
+// no new replicas while the running ones would finish the backlog within c + d anyway; from idle
+// (r = 0, a = 0) it is floor(w / d).
 // warm_slots: slots asked for earlier (a pre-warmed pool) that count as running even while they
 // start, r = max(in_flight, warm_slots).
 double DrainSlots(const ScalerMetadata& spec, int64_t pending, int64_t in_flight,
