@@ -5,6 +5,7 @@
 
 #include "common/celery_base64.h"
 #include "common/celery_time.h"
+#include "common/json_parse.h"
 
 namespace warmpool::celery {
 namespace {
@@ -107,7 +108,7 @@ Status ReadCeleryTime(const json& obj, const char* key, std::string_view label,
 }
 
 Status DecodeTaskMessage(std::string_view envelope, TaskMessage* out) {
-  json env = json::parse(envelope, nullptr, /*allow_exceptions=*/false);
+  json env = ParseJson(envelope);
   if (env.is_discarded()) return Status::InvalidArgument("envelope is not valid JSON");
   if (!env.is_object()) return Status::InvalidArgument("envelope is not a JSON object");
 
@@ -144,7 +145,7 @@ Status DecodeTaskMessage(std::string_view envelope, TaskMessage* out) {
     return Status::InvalidArgument("content-type '" + content_type +
                                    "' is not supported (use the json serializer)");
   }
-  json payload = json::parse(body, nullptr, /*allow_exceptions=*/false);
+  json payload = ParseJson(body);
   if (payload.is_discarded()) return Status::InvalidArgument("body is not valid JSON");
 
   const json& headers = out->headers;

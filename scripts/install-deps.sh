@@ -7,7 +7,7 @@ PACKAGES=(
   build-essential cmake pkg-config ninja-build git clang-format
   libgrpc++-dev libabsl-dev libprotobuf-dev protobuf-compiler protobuf-compiler-grpc
   libhiredis-dev libspdlog-dev libfmt-dev catch2
-  nlohmann-json3-dev libcli11-dev prometheus-cpp-dev libssl-dev
+  nlohmann-json3-dev libsimdjson-dev libcli11-dev prometheus-cpp-dev libssl-dev
   libopencv-dev libgdal-dev gdal-bin
   redis-server redis-tools
   python3-celery python3-redis python3-grpcio python3-protobuf python3-numpy
