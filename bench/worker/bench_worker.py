@@ -153,7 +153,7 @@ def main():
     p.add_argument("--n-ours", type=int, default=20000)
     p.add_argument("--n-python", type=int, default=3000)
     p.add_argument("--redis-benchmark-n", type=int, default=100000)
-    p.add_argument("--rounds", type=int, default=3)
+    p.add_argument("--rounds", type=int, default=5)
     p.add_argument("--ours-prefetch", type=int, nargs="*", default=[4, 64],
                    help="extra warmpool-worker runs with these --prefetch values")
     p.add_argument("--python-same-settings", type=int, nargs="*", default=[1, 4, 64],
@@ -211,20 +211,26 @@ def main():
 
     py = rows[0]
     same = {key[1]: rate for _, _, rate, _, _, _, key in rows if key and key[0] == "python"}
-    print("| worker | tasks | tasks/s (median of %d) | vs Python defaults | vs Python, same "
-          "settings | runs | worker CPU us/task | vs Python defaults | redis-server CPU "
-          "us/task |" % a.rounds)
-    print("|---|---:|---:|---:|---:|---|---:|---:|---:|")
+    # This VM's speed changes within a run (the rates of one config can differ 2x between
+    # rounds), so also pair each round with the Python run of the same round.
+    py_rounds = [x["rate"] for x in samples[configs[0][0]]]
+    paired = {label: statistics.median(x["rate"] / p for x, p in zip(samples[label], py_rounds))
+              for label, _, _, _, _ in configs}
+    print("| worker | tasks | tasks/s (median of %d) | vs Python defaults | vs Python defaults, "
+          "same round (median) | vs Python, same settings | runs | worker CPU us/task | vs "
+          "Python defaults | redis-server CPU us/task |" % a.rounds)
+    print("|---|---:|---:|---:|---:|---:|---|---:|---:|---:|")
     for label, n, rate, wcpu, rcpu, runs, key in rows:
         like = ""
         if key and key[0] == "ours" and key[1] in same:
             like = "**%.1fx**" % (rate / same[key[1]])
-        print("| %s | %d | %.0f | %.1fx | %s | %s | %.0f | %.1fx less | %.0f |"
-              % (label, n, rate, rate / py[2], like, runs, wcpu, py[3] / max(wcpu, 1e-9), rcpu))
+        print("| %s | %d | %.0f | %.1fx | %.1fx | %s | %s | %.0f | %.1fx less | %.0f |"
+              % (label, n, rate, rate / py[2], paired[label], like, runs, wcpu,
+                 py[3] / max(wcpu, 1e-9), rcpu))
     for op in ("LPUSH", "RPOP"):
         if op in ceiling:
             print("| redis-benchmark %s ceiling (1 client, no pipelining) | %d | %.0f | %.1fx "
-                  "| | | | | |" % (op, a.redis_benchmark_n, ceiling[op], ceiling[op] / py[2]))
+                  "| | | | | | |" % (op, a.redis_benchmark_n, ceiling[op], ceiling[op] / py[2]))
     print()
     print("statuses seen: %s" % sorted(statuses))
     print("load average at the end: %s" % open("/proc/loadavg").read().strip())
