@@ -47,7 +47,13 @@ nlohmann::json Convert(simdjson::dom::element e) {
 }  // namespace
 
 nlohmann::json ParseJson(std::string_view text) {
-  thread_local simdjson::dom::parser parser;
+  // The per-thread parser keeps buffers sized for the largest document it has parsed: leave rare
+  // huge ones (large task arguments) to nlohmann rather than pin that much memory per thread.
+  constexpr size_t kFastPathMaxBytes = size_t{1} << 20;
+  if (text.size() > kFastPathMaxBytes) {
+    return nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+  }
+  thread_local simdjson::dom::parser parser(kFastPathMaxBytes);
   simdjson::dom::element root;
   // realloc_if_needed: copies `text` into the parser's padded buffer (simdjson reads past the end).
   if (parser.parse(text.data(), text.size(), /*realloc_if_needed=*/true).get(root) ==

@@ -12,7 +12,8 @@ namespace warmpool {
 // value and text.) Well-formed documents go through simdjson, which lexes a kombu envelope about
 // three times faster than nlohmann; anything simdjson refuses (invalid UTF-8 or JSON, integers
 // beyond 64 bits, nesting deeper than 1024) is handed to nlohmann, so results and edge cases are
-// nlohmann's. Thread-safe (one simdjson parser per thread).
+// nlohmann's, and so are documents over 1 MiB (the per-thread simdjson buffers stay small).
+// Thread-safe (one simdjson parser per thread).
 nlohmann::json ParseJson(std::string_view text);
 
 }  // namespace warmpool

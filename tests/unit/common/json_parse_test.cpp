@@ -61,6 +61,12 @@ TEST_CASE("ParseJson keeps nlohmann's number types and edge cases", "[json]") {
   }
 }
 
+TEST_CASE("ParseJson parses documents over 1 MiB (nlohmann's path) the same way", "[json]") {
+  std::string big = R"js({"args": [")js" + std::string(3 << 20, 'x') + R"js("], "n": 1})js";
+  RequireSameAsNlohmann(big);
+  RequireSameAsNlohmann(big.substr(0, big.size() - 1));  // cut short: discarded
+}
+
 TEST_CASE("ParseJson reads -0 as 0 (unsigned here, signed in nlohmann)", "[json]") {
   // simdjson does not keep the sign of an integer zero; the value and its text are the same.
   const json ours = ParseJson("[-0]");
