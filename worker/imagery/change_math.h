@@ -69,6 +69,14 @@ WARMPOOL_HOST_DEVICE inline bool CountedInHistogram(size_t index, uint32_t strid
   return (index & (stride - 1)) == 0;
 }
 
+// max(y, 0.0f) for finite y (+0 for -0, as MaxF), in integer ops: a negative y's sign bit
+// spreads into a mask that clears it. Two integer ops where the select took a compare and a
+// masked move on the FP ports. (A NaN with the sign bit clear would pass through; y is finite.)
+WARMPOOL_HOST_DEVICE inline float ClampNegativeToZero(float y) {
+  const uint32_t bits = FloatBits(y);
+  return BitsToFloat(bits & ~static_cast<uint32_t>(static_cast<int32_t>(bits) >> 31));
+}
+
 // max/min as plain selects: identical to fmaxf/fminf for the non-NaN values used here, and,
 // unlike the libm calls, if-convertible so the CPU loop vectorises.
 WARMPOOL_HOST_DEVICE inline float MaxF(float a, float b) { return a > b ? a : b; }
@@ -133,7 +141,9 @@ WARMPOOL_HOST_DEVICE inline PixelMeasure MeasurePixel(const FusedParams& p,
   const int n = kBands > 0 ? kBands : p.band_count;
   bool valid = true;
   float acc = 0.0f;
-  uint32_t sector = 0;
+  // The sector's bits (1, 2, 4, 8) summed as floats (exact): one masked add per band in 32-bit
+  // lanes, where OR-ing integer bits made GCC narrow each compare to 16-bit lanes first.
+  float sector_sum = 0.0f;
   float ndvi_x_red = 0.0f, ndvi_x_nir = 0.0f, ndvi_y_red = 0.0f, ndvi_y_nir = 0.0f;
   // Written without branches (selects only) so the CPU loop over pixels vectorises.
   for (int b = 0; b < n; ++b) {
@@ -143,10 +153,10 @@ WARMPOOL_HOST_DEVICE inline PixelMeasure MeasurePixel(const FusedParams& p,
     const float x = static_cast<float>(raw_x);
     float y = p.gain[b] * static_cast<float>(raw_y);
     y = y + p.offset[b];
-    y = MaxF(y, 0.0f);
+    y = ClampNegativeToZero(y);
     const float d = y - x;
-    const uint32_t bit = b < 4 ? (1u << b) : 0u;
-    sector = sector | (static_cast<uint32_t>(d > 0.0f) * bit);
+    const float bit = b < 4 ? static_cast<float>(1u << b) : 0.0f;
+    sector_sum = sector_sum + (d > 0.0f ? bit : 0.0f);
     if constexpr (kMethod == Method::kAbsDiff) {
       acc = acc + fabsf(d);
     } else if constexpr (kMethod == Method::kLogRatio) {
@@ -170,7 +180,7 @@ WARMPOOL_HOST_DEVICE inline PixelMeasure MeasurePixel(const FusedParams& p,
   } else {
     measure = acc * p.inv_band_count;
   }
-  return PixelMeasure{measure, sector, valid};
+  return PixelMeasure{measure, static_cast<uint32_t>(static_cast<int32_t>(sector_sum)), valid};
 }
 
 // Packed score of pixel `i` (see MeasurePixel): quantised measure | sector << kSectorShift, or
