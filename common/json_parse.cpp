@@ -14,10 +14,8 @@ nlohmann::json Convert(simdjson::dom::element e) {
       nlohmann::json out = nlohmann::json::object();
       // Named: iterating the temporary simdjson_result's value would dangle.
       const simdjson::dom::object object = e.get_object().value_unsafe();
-      for (const auto field : object) {
-        out[std::string(field.key)] =
-            Convert(field.value);  // a repeated key: last wins, as nlohmann
-      }
+      // A repeated key: the last wins, as in nlohmann.
+      for (const auto field : object) out[std::string(field.key)] = Convert(field.value);
       return out;
     }
     case Type::ARRAY: {

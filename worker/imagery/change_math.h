@@ -69,17 +69,16 @@ WARMPOOL_HOST_DEVICE inline bool CountedInHistogram(size_t index, uint32_t strid
   return (index & (stride - 1)) == 0;
 }
 
-// max(y, 0.0f) for finite y (+0 for -0, as MaxF), in integer ops: a negative y's sign bit
-// spreads into a mask that clears it. Two integer ops where the select took a compare and a
-// masked move on the FP ports. (A NaN with the sign bit clear would pass through; y is finite.)
+// y > 0 ? y : 0 for finite y (+0 for -0), in integer ops: a negative y's sign bit spreads into a
+// mask that clears it. Two integer ops where the select took a compare and a masked move on the
+// FP ports. (A NaN with the sign bit clear would pass through; y is finite.)
 WARMPOOL_HOST_DEVICE inline float ClampNegativeToZero(float y) {
   const uint32_t bits = FloatBits(y);
   return BitsToFloat(bits & ~static_cast<uint32_t>(static_cast<int32_t>(bits) >> 31));
 }
 
-// max/min as plain selects: identical to fmaxf/fminf for the non-NaN values used here, and,
-// unlike the libm calls, if-convertible so the CPU loop vectorises.
-WARMPOOL_HOST_DEVICE inline float MaxF(float a, float b) { return a > b ? a : b; }
+// min as a plain select: identical to fminf for the non-NaN values used here, and, unlike the
+// libm call, if-convertible so the CPU loop vectorises.
 WARMPOOL_HOST_DEVICE inline float MinF(float a, float b) { return a < b ? a : b; }
 
 // Natural logarithm for x >= 1 built from correctly rounded operations only, so host and device

@@ -78,7 +78,7 @@ void FusedPassCpu(const FusedParams& p, const uint16_t* before, const uint16_t* 
                   uint64_t* histogram) {
   // Chunks of 64 Ki pixels: their 128 KiB of scores are still in L2 when the histogram loop reads
   // them, and few chunk switches leave memory idle. With 8 Ki chunks and the eight sub-histograms
-  // below, bench/imagery measured 0.46 of copy; with this layout about 0.6.
+  // below, bench/imagery measured 0.46 of copy; with this layout 0.50-0.70 (docs/benchmarks).
   constexpr size_t kChunk = size_t{1} << 16;
   // One 16 KiB uint32 histogram stays in L1. Eight interleaved copies (against store-forwarding
   // stalls on runs of equal bins) were slower on Zen 5: 128 KiB spill out of L1. Bin 4095
