@@ -12,8 +12,10 @@ namespace {
 
 using Clock = std::chrono::system_clock;
 constexpr double kDurationWeight = 0.03;  // EWMA weight per measured task
-constexpr double kBurstWeight = 0.3;      // EWMA weight of a new busy period's peak
-constexpr double kColdWeight = 0.3;       // EWMA weight of a new cold-start measurement
+// Tasks after which the EWMA weight takes over from the plain mean (about 1 / kDurationWeight).
+constexpr int64_t kDurationPriorTasks = 33;
+constexpr double kBurstWeight = 0.3;  // EWMA weight of a new busy period's peak
+constexpr double kColdWeight = 0.3;   // EWMA weight of a new cold-start measurement
 
 // Nanoseconds, so a decoded time compares equal to the `now` it came from (Observe idempotence).
 int64_t ToNanos(Clock::time_point t) {
@@ -99,10 +101,21 @@ PolicyState Observe(const PolicyState& state, const ScalerMetadata& spec, const 
   if (obs.measured_task_seconds && *obs.measured_task_seconds > 0) {
     // Per-task EWMA: a mean over n tasks weighs as n measurements, so the few long tasks that
     // finish last in a burst do not outweigh the many that finished together.
+    // Until 1/weight tasks are in, the estimate is their plain mean (a bias-corrected EWMA): one
+    // first task from a lognormal tail would otherwise set it alone and size a whole burst. A
+    // configured taskSeconds starts the estimate as 1/weight tasks' worth of prior.
     const double v = *obs.measured_task_seconds;
-    const double n = static_cast<double>(std::max<int64_t>(1, obs.measured_task_count));
-    const double w = 1 - std::pow(1 - kDurationWeight, n);
-    s.task_seconds = s.task_seconds == 0 ? v : (1 - w) * s.task_seconds + w * v;
+    const int64_t n_tasks = std::max<int64_t>(1, obs.measured_task_count);
+    const auto n = static_cast<double>(n_tasks);
+    if (s.task_seconds == 0 && spec.task_seconds && *spec.task_seconds > 0) {
+      s.task_seconds = *spec.task_seconds;
+      s.task_count = kDurationPriorTasks;
+    }
+    const double ewma = 1 - std::pow(1 - kDurationWeight, n);
+    const double mean = n / (static_cast<double>(s.task_count) + n);
+    const double w = s.task_seconds == 0 ? 1.0 : std::max(ewma, mean);
+    s.task_seconds = (1 - w) * s.task_seconds + w * v;
+    s.task_count = std::min(s.task_count + n_tasks, kDurationPriorTasks);
   }
   return s;
 }
@@ -121,6 +134,7 @@ std::string EncodeState(const PolicyState& state) {
   }
   j["gaps"] = std::move(gaps);
   j["taskSeconds"] = state.task_seconds;
+  j["taskCount"] = state.task_count;
   j["burstWork"] = state.burst_work;
   j["periodPeak"] = state.period_peak;
   if (state.waiting_since) j["waitingSinceNs"] = ToNanos(*state.waiting_since);
@@ -157,6 +171,12 @@ bool DecodeState(std::string_view text, PolicyState* out) {
       s.gaps.bins[bin] = static_cast<uint32_t>(count);
     }
     s.task_seconds = j.at("taskSeconds").get<double>();
+    // A state written before taskCount existed holds a settled EWMA.
+    if (j.contains("taskCount")) {
+      s.task_count = j.at("taskCount").get<int64_t>();
+    } else if (s.task_seconds > 0) {
+      s.task_count = kDurationPriorTasks;
+    }
     s.burst_work = j.at("burstWork").get<double>();
     s.period_peak = j.at("periodPeak").get<int64_t>();
     if (j.contains("waitingSinceNs")) {
@@ -169,8 +189,9 @@ bool DecodeState(std::string_view text, PolicyState* out) {
     if (j.contains("arrivalRateBeforeBusy")) {
       s.arrival_rate_before_busy = j.at("arrivalRateBeforeBusy").get<double>();
     }
-    if (s.task_seconds < 0 || s.burst_work < 0 || s.period_peak < 0 || s.cold_start_seconds < 0 ||
-        s.arrival_rate < 0 || s.last_work < 0 || s.arrival_rate_before_busy < 0) {
+    if (s.task_seconds < 0 || s.task_count < 0 || s.burst_work < 0 || s.period_peak < 0 ||
+        s.cold_start_seconds < 0 || s.arrival_rate < 0 || s.last_work < 0 ||
+        s.arrival_rate_before_busy < 0) {
       return false;
     }
     *out = std::move(s);

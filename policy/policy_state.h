@@ -47,6 +47,7 @@ struct PolicyState {
   // busy period) do not shift what it learns.
   IdleGapHistogram gaps;
   double task_seconds = 0;  // EWMA of measured task duration (seconds); 0 = unknown
+  int64_t task_count = 0;   // tasks folded into task_seconds (capped at the EWMA's horizon)
   double burst_work = 0;    // EWMA of the peak work (pending + in_flight) per busy period; 0 = none
   int64_t period_peak = 0;  // peak work in the current busy period
   // Start of the current wait for a first worker: work seen with nothing in flight; nullopt once a
@@ -70,7 +71,9 @@ struct PolicyState {
 //   - work (pending + in_flight) appearing after idle records the time since the previous busy
 //     period started in the histogram;
 //   - work ending starts the idle clock and folds the busy period's peak into burst_work;
-//   - a measured task duration updates the duration EWMA (weight 0.1 per task);
+//   - a measured task duration updates the duration estimate: the plain mean of the first 33
+//     tasks (taskSeconds, when set, counts as 33 tasks of prior), then an EWMA (weight 0.03 per
+//     task);
 //   - the wait from work appearing with nothing in flight to the first running task is a cold
 //     start measurement when longer than coldStartSeconds / 2;
 //   - tasks that arrived since the previous observation (rise of pending + in_flight, plus the

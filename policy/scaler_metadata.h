@@ -51,7 +51,8 @@ struct ScalerMetadata {
   // drains the expected burst within a cold start + D. `auto` (default) = coldStartSeconds / 2.
   // `off` (nullopt) = one slot per task (v1 sizing). ParseScalerMetadata resolves `auto`.
   std::optional<int64_t> drain_seconds = 150;
-  // `taskSeconds`: expected seconds per task, used until a measured duration is available.
+  // `taskSeconds`: expected seconds per task: used until a duration is measured, then the start
+  // of the estimate, weighing as 33 measured tasks (policy_state.h).
   std::optional<double> task_seconds;
   // `prewarm`: `histogram` (default) learns idle gaps and pre-warms before the predicted next
   // arrival; `off` disables learning (keep-alive and ETA pre-warm still apply).

@@ -43,6 +43,9 @@ for s in $SEEDS; do
   # very first burst.
   echo "$OUT_DIR/w1task-W1-$s.json run --workload W1 --seed $s --format json" \
     "--meta taskSeconds=1.3" >>"$jobs_file"
+  # ... and with a tighter drain (105 s instead of auto = 150 s) for W1's latency target.
+  echo "$OUT_DIR/w1taskdrain-W1-$s.json run --workload W1 --seed $s --format json" \
+    "--meta taskSeconds=1.3 --meta drainSeconds=105" >>"$jobs_file"
   # What-if: tighter latency budgets for W2's spikes (drainSeconds 90 and 60 instead of auto = 150).
   # The same drainSeconds on W4, where a warm pool has a cold start + drainSeconds per batch.
   for d in 90 60; do
@@ -115,6 +118,7 @@ def med(values):
 base = {w: by_policy(load("base", w)) for w in WORKLOADS}
 ca1m = {w: by_policy(load("ca1m", w)) for w in WORKLOADS}
 w1task = by_policy(load("w1task", "W1"))
+w1taskdrain = by_policy(load("w1taskdrain", "W1"))
 w2drain = {d: by_policy(load(f"drain{d}", "W2")) for d in (90, 60)}
 w4drain = {d: by_policy(load(f"drain{d}", "W4")) for d in (90, 60)}
 cluster = load("base", "W1")[0]["cluster"]
@@ -300,16 +304,23 @@ if w1task:
         "the first tasks finish, warmpool does not know how long a task takes, so `drainSeconds` "
         "cannot size the pool and it asks for one slot per task (capped at `maxReplicas`), exactly "
         "as many GPU nodes as KEDA's `listLength 5` does. Telling it the duration "
-        "(`taskSeconds: 1.3` in the ScaledObject) lets it drain the burst with fewer nodes:")
+        "(`taskSeconds: 1.3` in the ScaledObject) lets it drain the burst with fewer nodes, and "
+        "with a drain of 105 s instead of 150 s it meets both W1 targets on every seed. The oracle "
+        "stays far below because it knows *when* the batch comes and boots a small pool ahead of "
+        "it; a monthly batch gives a learned pre-warm nothing to learn from in one month:")
     add("")
-    add("| W1 | GPU-h | wait p95 | saving vs KEDA cd300 |")
-    add("|---|---|---|---|")
-    add(f"| warmpool, defaults | {mmm([p['billedGpuHours'] for p in base['W1']['warmpool']])} "
-        f"| {mmm([p['waitP95'] for p in base['W1']['warmpool']], '{:.0f}')} "
-        f"| {mmm([100 * x for x in saving(base['W1'])], '{:.0f}')} % |")
-    add(f"| warmpool, `taskSeconds: 1.3` | {mmm([p['billedGpuHours'] for p in w1task['warmpool']])} "
-        f"| {mmm([p['waitP95'] for p in w1task['warmpool']], '{:.0f}')} "
-        f"| {mmm([100 * x for x in saving(w1task)], '{:.0f}')} % |")
+    add("| W1 | GPU-h | wait p95 | saving vs KEDA cd300 | p95 vs KEDA | / oracle |")
+    add("|---|---|---|---|---|---|")
+    for label, pols in (("warmpool, defaults", base["W1"]),
+                        ("warmpool, `taskSeconds: 1.3`", w1task),
+                        ("warmpool, `taskSeconds: 1.3`, `drainSeconds: 105`", w1taskdrain)):
+        if not pols:
+            continue
+        add(f"| {label} | {mmm([p['billedGpuHours'] for p in pols['warmpool']])} "
+            f"| {mmm([p['waitP95'] for p in pols['warmpool']], '{:.0f}')} "
+            f"| {mmm([100 * x for x in saving(pols)], '{:.0f}')} % "
+            f"| {mmm(p95_delta(pols), '{:+.0f}')} s "
+            f"| {mmm(ratio(pols), '{:.2f}')}× |")
     add("")
 if all(w2drain.values()) and all(w4drain.values()):
     add("**W2 and the latency budget.** W2's spikes arrive cold (heavy-tailed gaps of hours, beyond "
@@ -354,7 +365,7 @@ if w4_seed1:
     add("**W4 and the oracle.** The oracle knows every batch and its durations, so from the first "
         "hour on it has a pool of 2–3 pods ready as each batch lands. warmpool has to learn: the "
         "first batch arrives with no duration estimate (one slot per task, as many GPU nodes as "
-        "tasks), the next ones are cold bursts until 5 gaps make the histogram representative "
+        "tasks), the next ones are cold bursts until 3 gaps make the histogram representative "
         f"(on seed 1 the first 6 h bill {first:.0f} of warmpool's "
         f"{wp1['billedGpuHours']:.0f} GPU-h), its pre-warmed pool boots one learned cold start "
         "ahead of the 5th-percentile gap and waits for the batch, and the measured duration "
@@ -387,7 +398,8 @@ add("""Pure functions in `policy/` (no I/O, no clock reads), called by the scale
 `Decide(spec, observation, state, now)`. Rules, in order (`policy/warm_policy.h`):
 
 1. **Work** (`pending + in_flight > activationBacklog`): active; one slot per task until a task
-   duration `S` is known (measured: per-task EWMA, weight 0.03; else `taskSeconds`), then
+   duration `S` is known (measured: the plain mean of the first 33 tasks, then a per-task EWMA
+   of weight 0.03; `taskSeconds`, when set, starts it as 33 tasks of prior), then
    **cold-start-aware sizing** (`DrainSlots`). A replica asked for now arrives a cold start `c`
    later (`c = max(coldStartSeconds, measured cold start)`), so until then only the `r` running
    slots work (or the pre-warmed pool a burst landed on, counted as running while it starts).
@@ -415,7 +427,7 @@ add("""Pure functions in `policy/` (no I/O, no clock reads), called by the scale
 6. **Learned pre-warm** (Shahrad et al., ATC 2020): gaps between bursts in 1-minute bins over 4 h,
    measured start to start (Shahrad bins idle time from the end of work; here a busy period
    includes our own cold start, so end-to-start gaps would move with the policy's own success).
-   Once ≥ 5 gaps are recorded (at most half beyond 4 h) and the 5th–99th percentile spread is
+   Once ≥ 3 gaps are recorded (at most half beyond 4 h) and the 5th–99th percentile spread is
    sharp (≤ max(B, head/2)), the pool scales to zero after work and becomes active again one
    pre-warm lead before the 5th percentile (`head`) after the last burst started, staying until
    the 99th percentile + 10 %. The lead is

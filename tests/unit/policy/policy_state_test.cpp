@@ -50,22 +50,56 @@ TEST_CASE("Observe tracks busy periods, idle gaps and burst size", "[state]") {
   CHECK(s.burst_work == Approx(0.7 * 8 + 0.3 * 2));
 }
 
-TEST_CASE("Observe folds measured durations into an EWMA", "[state]") {
+TEST_CASE("Observe folds measured durations into a mean, then an EWMA", "[state]") {
   Observation o = Work(1);
   o.measured_task_seconds = 10;
   PolicyState s = Observe({}, {}, o, kT0);
   CHECK(s.task_seconds == Approx(10));
+  CHECK(s.task_count == 1);
   o.measured_task_seconds = 20;
   s = Observe(s, {}, o, kT0 + seconds(1));
-  CHECK(s.task_seconds == Approx(10.3));  // weight 0.03 per task
+  CHECK(s.task_seconds == Approx(15));  // the plain mean while few tasks are in
   o.measured_task_seconds.reset();
   s = Observe(s, {}, o, kT0 + seconds(2));
-  CHECK(s.task_seconds == Approx(10.3));
-  o.measured_task_seconds = 1;  // a mean over 10 tasks weighs as 10 measurements
+  CHECK(s.task_seconds == Approx(15));
+  o.measured_task_seconds = 3;  // a mean over 10 tasks weighs as 10 measurements
   o.measured_task_count = 10;
   s = Observe(s, {}, o, kT0 + seconds(3));
-  const double w = 1 - std::pow(0.97, 10);
-  CHECK(s.task_seconds == Approx((1 - w) * 10.3 + w * 1));
+  CHECK(s.task_seconds == Approx((10 + 20 + 10 * 3) / 12.0));
+  CHECK(s.task_count == 12);
+  // Past 33 tasks the EWMA's weight (0.03 per task) takes over from the mean.
+  o.measured_task_count = 100;
+  s = Observe(s, {}, o, kT0 + seconds(4));
+  const double w = 1 - std::pow(0.97, 100);  // more than the mean's 100 / 112
+  const double mean = (1 - w) * 5 + w * 3;
+  CHECK(s.task_seconds == Approx(mean));
+  CHECK(s.task_count == 33);
+  o.measured_task_seconds = 13;
+  o.measured_task_count = 1;
+  s = Observe(s, {}, o, kT0 + seconds(5));
+  CHECK(s.task_seconds == Approx(0.97 * mean + 0.03 * 13));
+}
+
+TEST_CASE("A configured taskSeconds starts the estimate as 33 tasks of prior", "[state]") {
+  ScalerMetadata spec;
+  spec.task_seconds = 2;
+  Observation o = Work(1);
+  o.measured_task_seconds = 35;  // one long first task barely moves it
+  PolicyState s = Observe({}, spec, o, kT0);
+  CHECK(s.task_seconds == Approx(2 + 0.03 * 33));
+  CHECK(s.task_count == 33);
+}
+
+TEST_CASE("A state saved before taskCount existed keeps its settled EWMA", "[state]") {
+  PolicyState s;
+  s.task_seconds = 4;
+  std::string text = EncodeState(s);
+  const std::string key = "\"taskCount\":0,";
+  REQUIRE(text.find(key) != std::string::npos);
+  text.erase(text.find(key), key.size());
+  PolicyState decoded;
+  REQUIRE(DecodeState(text, &decoded));
+  CHECK(decoded.task_count == 33);
 }
 
 TEST_CASE("Observe measures cold starts: work waiting with nothing in flight", "[state]") {
