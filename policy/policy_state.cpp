@@ -12,10 +12,8 @@ namespace {
 
 using Clock = std::chrono::system_clock;
 constexpr double kDurationWeight = 0.03;  // EWMA weight per measured task
-// Tasks after which the EWMA weight takes over from the plain mean (about 1 / kDurationWeight).
-constexpr int64_t kDurationPriorTasks = 33;
-constexpr double kBurstWeight = 0.3;  // EWMA weight of a new busy period's peak
-constexpr double kColdWeight = 0.3;   // EWMA weight of a new cold-start measurement
+constexpr double kBurstWeight = 0.3;      // EWMA weight of a new busy period's peak
+constexpr double kColdWeight = 0.3;       // EWMA weight of a new cold-start measurement
 
 // Nanoseconds, so a decoded time compares equal to the `now` it came from (Observe idempotence).
 int64_t ToNanos(Clock::time_point t) {
@@ -102,15 +100,10 @@ PolicyState Observe(const PolicyState& state, const ScalerMetadata& spec, const 
     // Per-task EWMA: a mean over n tasks weighs as n measurements, so the few long tasks that
     // finish last in a burst do not outweigh the many that finished together.
     // Until 1/weight tasks are in, the estimate is their plain mean (a bias-corrected EWMA): one
-    // first task from a lognormal tail would otherwise set it alone and size a whole burst. A
-    // configured taskSeconds starts the estimate as 1/weight tasks' worth of prior.
+    // first task from a lognormal tail would otherwise set it alone and size a whole burst.
     const double v = *obs.measured_task_seconds;
     const int64_t n_tasks = std::max<int64_t>(1, obs.measured_task_count);
     const auto n = static_cast<double>(n_tasks);
-    if (s.task_seconds == 0 && spec.task_seconds && *spec.task_seconds > 0) {
-      s.task_seconds = *spec.task_seconds;
-      s.task_count = kDurationPriorTasks;
-    }
     const double ewma = 1 - std::pow(1 - kDurationWeight, n);
     const double mean = n / (static_cast<double>(s.task_count) + n);
     const double w = s.task_seconds == 0 ? 1.0 : std::max(ewma, mean);

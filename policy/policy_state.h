@@ -13,6 +13,9 @@ namespace warmpool::policy {
 
 // Time constant of PolicyState.arrival_rate, in seconds.
 inline constexpr double kArrivalRateTau = 3600;
+// Measured tasks after which the duration estimate is an EWMA rather than their plain mean (about
+// 1 / its weight of 0.03); `taskSeconds` weighs as this many tasks (TaskSecondsEstimate).
+inline constexpr int64_t kDurationPriorTasks = 33;
 
 // What the probe measured for one ScaledObject's queues at one instant.
 struct Observation {
@@ -25,6 +28,9 @@ struct Observation {
   // timing); nullopt = not measured. Feeds the duration estimate used by `drainSeconds`.
   std::optional<double> measured_task_seconds;
   int64_t measured_task_count = 1;  // how many finished tasks measured_task_seconds averages
+  // How long the longest-running in-flight task has run so far (0 = none, or not measured): a
+  // lower bound on the duration before any task has finished.
+  double oldest_in_flight_seconds = 0;
 };
 
 // Per-ScaledObject memory the policy carries between decisions. The scaler persists it (encoded
@@ -72,8 +78,7 @@ struct PolicyState {
 //     period started in the histogram;
 //   - work ending starts the idle clock and folds the busy period's peak into burst_work;
 //   - a measured task duration updates the duration estimate: the plain mean of the first 33
-//     tasks (taskSeconds, when set, counts as 33 tasks of prior), then an EWMA (weight 0.03 per
-//     task);
+//     tasks, then an EWMA (weight 0.03 per task);
 //   - the wait from work appearing with nothing in flight to the first running task is a cold
 //     start measurement when longer than coldStartSeconds / 2;
 //   - tasks that arrived since the previous observation (rise of pending + in_flight, plus the

@@ -45,8 +45,9 @@ struct ScalerMetadata {
   // `warmWindows`: time windows (UTC) with their own warm floor.
   std::vector<WarmWindow> warm_windows;
   // `drainSeconds`: latency target D of the cold-start-aware sizing (DrainSlots and
-  // PrewarmSlots in warm_policy.h), from the task duration (measured, else `taskSeconds`; until
-  // one is known, one slot per task): new replicas arrive a cold start later, so they are asked
+  // PrewarmSlots in warm_policy.h), from the task duration (measured and `taskSeconds`; until
+  // one is known, D / 5 per task or the longest-running task's age): new replicas arrive a cold
+  // start later, so they are asked
   // for only for the backlog the running ones leave by then, to drain within D; a pre-warmed pool
   // drains the expected burst within a cold start + D. `auto` (default) = coldStartSeconds / 2.
   // `off` (nullopt) = one slot per task (v1 sizing). ParseScalerMetadata resolves `auto`.

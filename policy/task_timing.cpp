@@ -1,5 +1,6 @@
 #include "policy/task_timing.h"
 
+#include <algorithm>
 #include <set>
 
 namespace warmpool::policy {
@@ -24,6 +25,14 @@ std::optional<double> ObserveInFlightTags(TaskTiming* timing, const std::vector<
   for (const auto& tag : current) timing->first_seen.emplace(tag, now);
   if (count == 0) return std::nullopt;
   return sum / count;
+}
+
+double OldestInFlightSeconds(const TaskTiming& timing, std::chrono::system_clock::time_point now) {
+  double oldest = 0;
+  for (const auto& [tag, since] : timing.first_seen) {
+    oldest = std::max(oldest, std::chrono::duration<double>(now - since).count());
+  }
+  return oldest;
 }
 
 }  // namespace warmpool::policy

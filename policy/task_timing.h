@@ -24,4 +24,8 @@ struct TaskTiming {
 std::optional<double> ObserveInFlightTags(TaskTiming* timing, const std::vector<std::string>& tags,
                                           std::chrono::system_clock::time_point now);
 
+// Seconds the longest-tracked tag has been in flight at `now` (0 when none), for
+// Observation.oldest_in_flight_seconds. Pure.
+double OldestInFlightSeconds(const TaskTiming& timing, std::chrono::system_clock::time_point now);
+
 }  // namespace warmpool::policy

@@ -61,20 +61,27 @@ std::optional<PrewarmWindow> LearnedPrewarmWindow(const ScalerMetadata& spec,
                                                   const PolicyState& state);
 
 // Cold-start-aware drain sizing, in slots (tasks at once; replicas = ceil(slots /
-// tasksPerReplica)), or -1 when drainSeconds is off or no duration S is known (measured, else
-// taskSeconds). A replica asked for now arrives c = PrewarmLeadSeconds later; until then only the
-// r = in_flight running slots work, while work keeps arriving at a = arrival rate * S (the rate
-// from before the busy period during its first c + d). With w = pending * S waiting (for a cold
-// burst at least the typical burst, state.burst_work * S) and d = drainSeconds, the new slots are
+// tasksPerReplica)), or -1 when drainSeconds is off; S = TaskSecondsEstimate (or the assumption
+// below while none is known). A replica asked for now arrives c = PrewarmLeadSeconds later; until
+// then only the r = in_flight running slots work, while work keeps arriving at a = arrival rate * S
+// (the rate from before the busy period during its first c + d). With w = pending * S waiting (for
+// a cold burst at least the typical burst, state.burst_work * S) and d = drainSeconds, the new
+// slots are
 //   x = floor((w - max(0, r - a) (c + d)) / d)
 // (whole slots, each with at least d of work when it arrives), and the result is max(r, r + x):
 // no new replicas while the running ones would finish the backlog within c + d anyway; from idle
 // (r = 0, a = 0) it is floor(w / d).
 // warm_slots: slots asked for earlier (a pre-warmed pool) that count as running even while they
 // start, r = max(in_flight, warm_slots).
+// oldest_in_flight_seconds (Observation): while no duration is known, S is assumed to be
+// drainSeconds / 5 (one slot per 5 pending tasks, as KEDA's listLength 5) or this, if longer.
 double DrainSlots(const ScalerMetadata& spec, int64_t pending, int64_t in_flight,
                   const PolicyState& state, std::chrono::system_clock::time_point now,
-                  double warm_slots = 0);
+                  double warm_slots = 0, double oldest_in_flight_seconds = 0);
+
+// The task duration S the rules use: the measured estimate (state.task_seconds), blended with
+// `taskSeconds` when set, which weighs as kDurationPriorTasks measured tasks; 0 = unknown.
+double TaskSecondsEstimate(const ScalerMetadata& spec, const PolicyState& state);
 
 // The pre-warmed pool for the expected burst, in slots, or -1 as DrainSlots: the fewest warm
 // slots (at least 1) on which the burst (w = state.burst_work * S) needs no new replica by
@@ -86,9 +93,9 @@ double PrewarmSlots(const ScalerMetadata& spec, const PolicyState& state);
 // first. Rules, in order (the desired count is the max of the rules that apply, capped at
 // maxReplicas but never below what in-flight tasks need):
 //   1. work = pending + in_flight > activationBacklog: active; desired = ceil(work /
-//      tasksPerReplica), or with drainSeconds D (default coldStartSeconds / 2) and a duration S
-//      (measured, else taskSeconds) while tasks are pending: ceil(DrainSlots / tasksPerReplica),
-//      at least 1 and never more than ceil(work / tasksPerReplica).
+//      tasksPerReplica), or with drainSeconds D (default coldStartSeconds / 2) while tasks are
+//      pending: ceil(DrainSlots / tasksPerReplica), at least 1 and never more than ceil(work /
+//      tasksPerReplica).
 //   2. anything in flight: active (never inactive while tasks run); desired >= ceil(in_flight /
 //      tasksPerReplica).
 //   3. warm floor: max(minWarmReplicas, the warmWindows floor at `now`) > 0: active.

@@ -45,6 +45,7 @@ policy::Observation ToObservation(const BacklogReading& reading, bool count_in_f
   obs.in_flight = count_in_flight ? reading.in_flight() : 0;
   obs.scheduled = reading.scheduled();
   obs.earliest_eta = reading.earliest_eta;
+  if (count_in_flight) obs.oldest_in_flight_seconds = reading.oldest_in_flight_seconds;
   return obs;
 }
 

@@ -43,6 +43,8 @@ struct BacklogReading {
   std::optional<std::chrono::system_clock::time_point> earliest_eta;  // among scheduled
   int64_t unparsable_unacked = 0;  // unacked entries that are not kombu JSON (counted nowhere)
   std::vector<std::string> in_flight_tags;  // delivery tags of the in-flight tasks (run times)
+  // How long the longest-running of them has been seen in flight (the scaler's TaskTiming).
+  double oldest_in_flight_seconds = 0;
   std::chrono::system_clock::time_point taken_at;
   // The shared policy state after this reading was applied to it (see policy_state_store.h).
   policy::PolicyState state;

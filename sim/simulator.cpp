@@ -222,6 +222,12 @@ class Simulation {
     policy::Observation o;
     o.pending = static_cast<int64_t>(queue_.size());
     o.in_flight = Running();
+    for (int id : live_pods_) {
+      for (int task_id : pods_[id].tasks) {
+        o.oldest_in_flight_seconds =
+            std::max(o.oldest_in_flight_seconds, static_cast<double>(t_ - tasks_[task_id].start));
+      }
+    }
     o.scheduled = static_cast<int64_t>(scheduled_.size());
     if (!scheduled_.empty()) o.earliest_eta = kEpoch + std::chrono::seconds(scheduled_.top().first);
     if (policy_.measure_durations && finished_since_observe_ > 0) {

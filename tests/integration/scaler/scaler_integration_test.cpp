@@ -12,6 +12,8 @@ namespace {
 
 using namespace std::chrono_literals;
 using Metadata = std::map<std::string, std::string>;
+// Tests that read the measured backlog through GetMetrics set drainSeconds: off, so the metric
+// is one replica per task (v1) rather than the cold-start-aware pool for an unknown duration.
 
 // Polls GetMetrics until it returns `want` (readings are shared for the coalescing window).
 int64_t MetricsEventually(ScalerFixture& f, const std::string& name, const Metadata& md,
@@ -55,14 +57,38 @@ TEST_CASE("An unacked task counts in flight unless countInFlight=false", "[scale
   REQUIRE(WaitFor([&] { return taker.Log().find("TAKEN gpu") != std::string::npos; }, 20s));
   CHECK(f.redis().Cli({"HLEN", "unacked"}) == "1");
   CHECK(f.redis().Cli({"LLEN", "gpu"}) == "1");
-  CHECK(MetricsEventually(f, "w", {{"queues", "gpu"}}, 2) == 2);
-  CHECK(MetricsEventually(f, "w2", {{"queues", "gpu"}, {"countInFlight", "false"}}, 1) == 1);
+  CHECK(MetricsEventually(f, "w", {{"drainSeconds", "off"}, {"queues", "gpu"}}, 2) == 2);
+  CHECK(MetricsEventually(f, "w2",
+                          {{"drainSeconds", "off"}, {"queues", "gpu"}, {"countInFlight", "false"}},
+                          1) == 1);
   // Only the in-flight task left: still active, so KEDA will not scale to zero under it.
   f.redis().Cli({"DEL", "gpu"});
-  CHECK(MetricsEventually(f, "w", {{"queues", "gpu"}}, 1) == 1);
+  CHECK(MetricsEventually(f, "w", {{"drainSeconds", "off"}, {"queues", "gpu"}}, 1) == 1);
   bool active = false;
   REQUIRE(f.IsActive("w", {{"queues", "gpu"}}, &active).ok());
   CHECK(active);
+  taker.Signal(SIGKILL);
+}
+
+TEST_CASE("Before any task finished: one replica per 5 tasks, more as a running one ages",
+          "[scaler][integration][policy]") {
+  ScalerFixture f;
+  f.SendTasks("gpu", 10);
+  CHECK(MetricsEventually(f, "w", {{"queues", "gpu"}}, 2) == 2);  // as KEDA's listLength 5
+  CHECK(MetricsEventually(f, "v1", {{"queues", "gpu"}, {"drainSeconds", "off"}}, 10) == 10);
+  // A task that keeps running says the tasks take at least that long: with a 10 s cold start
+  // and drainSeconds 10 (assumed 2 s per task), 9 pending behind a task running for 6 s or
+  // more need new replicas: 1 + floor((9 x 6 - 1 x 20) / 10) = 4.
+  const Metadata md = {{"queues", "gpu"}, {"coldStartSeconds", "10"}, {"drainSeconds", "10"}};
+  ChildProcess taker({PythonInterpreter(), PythonScriptsDir() + "/kombu_take_unacked.py",
+                      "--broker", f.redis().url(), "--queue", "gpu"},
+                     MakeTempDir("taker") + "/taker.log");
+  REQUIRE(WaitFor([&] { return taker.Log().find("TAKEN gpu") != std::string::npos; }, 20s));
+  int64_t first = -1;
+  REQUIRE(f.GetMetrics("fast", md, &first).ok());
+  CHECK(first <= 2);
+  int64_t value = -1;
+  CHECK(WaitFor([&] { return f.GetMetrics("fast", md, &value).ok() && value >= 4; }, 15s));
   taker.Signal(SIGKILL);
 }
 
@@ -88,17 +114,21 @@ TEST_CASE("Several queues are summed, other queues ignored", "[scaler][integrati
   f.SendTasks("a", 1);
   f.SendTasks("b", 2, {"--priority", "9"});
   f.SendTasks("c", 4);
-  CHECK(MetricsEventually(f, "w", {{"queues", "a,b"}}, 3) == 3);
-  CHECK(MetricsEventually(f, "w", {{"queues", "c"}, {"tasksPerReplica", "3"}}, 2) == 2);
-  CHECK(MetricsEventually(f, "w", {{"queues", "a,b,c"}, {"maxReplicas", "5"}}, 5) == 5);
+  CHECK(MetricsEventually(f, "w", {{"drainSeconds", "off"}, {"queues", "a,b"}}, 3) == 3);
+  CHECK(MetricsEventually(
+            f, "w", {{"drainSeconds", "off"}, {"queues", "c"}, {"tasksPerReplica", "3"}}, 2) == 2);
+  CHECK(MetricsEventually(
+            f, "w", {{"drainSeconds", "off"}, {"queues", "a,b,c"}, {"maxReplicas", "5"}}, 5) == 5);
 }
 
 TEST_CASE("keyPrefix selects kombu's global_keyprefix lists", "[scaler][integration]") {
   ScalerFixture f;
   f.SendTasks("gpu", 3, {"--keyprefix", "tenant1:"});
   CHECK(f.redis().Cli({"LLEN", "tenant1:gpu"}) == "3");
-  CHECK(MetricsEventually(f, "w", {{"queues", "gpu"}, {"keyPrefix", "tenant1:"}}, 3) == 3);
-  CHECK(MetricsEventually(f, "w", {{"queues", "gpu"}}, 0) == 0);
+  CHECK(MetricsEventually(f, "w",
+                          {{"drainSeconds", "off"}, {"queues", "gpu"}, {"keyPrefix", "tenant1:"}},
+                          3) == 3);
+  CHECK(MetricsEventually(f, "w", {{"drainSeconds", "off"}, {"queues", "gpu"}}, 0) == 0);
 }
 
 TEST_CASE("redisAddress metadata reaches another Redis without credentials",
@@ -106,7 +136,9 @@ TEST_CASE("redisAddress metadata reaches another Redis without credentials",
   ScalerFixture f;
   TestRedisServer other;
   other.Cli({"LPUSH", "gpu", "x", "y"});
-  CHECK(MetricsEventually(f, "w", {{"queues", "gpu"}, {"redisAddress", other.address()}}, 2) == 2);
+  CHECK(MetricsEventually(
+            f, "w", {{"drainSeconds", "off"}, {"queues", "gpu"}, {"redisAddress", other.address()}},
+            2) == 2);
 }
 
 TEST_CASE("Bad metadata is INVALID_ARGUMENT naming the key", "[scaler][integration]") {
@@ -150,10 +182,14 @@ TEST_CASE("GetMetricSpec: one metric, target 1, matched case-insensitively",
   int64_t value = 0;
   REQUIRE(WaitFor(
       [&] {
-        return f.GetMetrics("w", {{"queues", "GPU"}}, &value, "Warmpool-GPU").ok() && value == 2;
+        return f.GetMetrics("w", {{"drainSeconds", "off"}, {"queues", "GPU"}}, &value,
+                            "Warmpool-GPU")
+                   .ok() &&
+               value == 2;
       },
       3s));
-  grpc::Status s = f.GetMetrics("w", {{"queues", "GPU"}}, &value, "s0-something-else");
+  grpc::Status s =
+      f.GetMetrics("w", {{"drainSeconds", "off"}, {"queues", "GPU"}}, &value, "s0-something-else");
   CHECK(s.error_code() == grpc::StatusCode::NOT_FOUND);
 }
 
@@ -237,7 +273,10 @@ TEST_CASE("Metrics, decision logs and reads coalesced across ScaledObjects",
   for (int round = 0; round < 5; ++round) {
     for (int so = 0; so < 40; ++so) {
       int64_t value = 0;
-      ok += f.GetMetrics("so" + std::to_string(so), {{"queues", "gpu"}}, &value).ok() && value == 3;
+      ok += f.GetMetrics("so" + std::to_string(so), {{"drainSeconds", "off"}, {"queues", "gpu"}},
+                         &value)
+                .ok() &&
+            value == 3;
     }
   }
   CHECK(ok == 200);
@@ -290,7 +329,8 @@ TEST_CASE("Two scaler replicas share policy state through Redis and agree",
   TestRedisServer redis;
   ScalerFixture a(&redis, {});
   ScalerFixture b(&redis, {});
-  const std::map<std::string, std::string> md = {{"queues", "gpu"}, {"keepAlive", "600"}};
+  const std::map<std::string, std::string> md = {
+      {"queues", "gpu"}, {"keepAlive", "600"}, {"drainSeconds", "off"}};
   a.SendTasks("gpu", 2);
   // Only replica A sees the busy period.
   int64_t value = -1;

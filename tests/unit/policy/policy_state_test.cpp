@@ -80,16 +80,6 @@ TEST_CASE("Observe folds measured durations into a mean, then an EWMA", "[state]
   CHECK(s.task_seconds == Approx(0.97 * mean + 0.03 * 13));
 }
 
-TEST_CASE("A configured taskSeconds starts the estimate as 33 tasks of prior", "[state]") {
-  ScalerMetadata spec;
-  spec.task_seconds = 2;
-  Observation o = Work(1);
-  o.measured_task_seconds = 35;  // one long first task barely moves it
-  PolicyState s = Observe({}, spec, o, kT0);
-  CHECK(s.task_seconds == Approx(2 + 0.03 * 33));
-  CHECK(s.task_count == 33);
-}
-
 TEST_CASE("A state saved before taskCount existed keeps its settled EWMA", "[state]") {
   PolicyState s;
   s.task_seconds = 4;

@@ -29,5 +29,15 @@ TEST_CASE("A repeated snapshot at the same instant measures nothing", "[timing]"
   CHECK(t.first_seen.empty());
 }
 
+TEST_CASE("The oldest in-flight tag's age bounds the duration before any finished", "[timing]") {
+  TaskTiming t;
+  CHECK(OldestInFlightSeconds(t, kT0) == 0);
+  ObserveInFlightTags(&t, {"a"}, kT0);
+  ObserveInFlightTags(&t, {"a", "b"}, kT0 + seconds(20));
+  CHECK(OldestInFlightSeconds(t, kT0 + seconds(30)) == Approx(30));
+  ObserveInFlightTags(&t, {"b"}, kT0 + seconds(40));  // a finished
+  CHECK(OldestInFlightSeconds(t, kT0 + seconds(40)) == Approx(20));
+}
+
 }  // namespace
 }  // namespace warmpool::policy

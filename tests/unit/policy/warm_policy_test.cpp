@@ -27,7 +27,7 @@ struct PolicyCase {
   std::string_view reason;
 };
 
-TEST_CASE("Without history the pool is sized from pending + in flight (v1 rules)", "[policy]") {
+TEST_CASE("With drainSeconds off the pool is sized from pending + in flight (v1)", "[policy]") {
   // clang-format off
   const PolicyCase cases[] = {
       // name                         tpr act warm max  pend infl  active desired reason
@@ -46,6 +46,7 @@ TEST_CASE("Without history the pool is sized from pending + in flight (v1 rules)
   for (const auto& c : cases) {
     DYNAMIC_SECTION(c.name) {
       ScalerMetadata spec;
+      spec.drain_seconds.reset();  // drainSeconds: off
       spec.tasks_per_replica = c.tasks_per_replica;
       spec.activation_backlog = c.activation;
       spec.min_warm_replicas = c.min_warm;
@@ -87,7 +88,10 @@ TEST_CASE("drainSeconds sizes the pool from the task duration", "[policy][drain]
   const DrainCase cases[] = {
       // name                         pend  infl tpr drain  taskS  meas desired reason
       {"off: one slot per task",      600,  0,   1,  {},    2.0,   0,   100,    kReasonCapped},
-      {"no duration known: v1",       600,  0,   1,  60,    {},    0,   100,    kReasonCapped},
+      // No duration known: assumed drainSeconds / 5, one slot per 5 tasks (KEDA's listLength 5).
+      {"no duration: one per 5 tasks",50,   0,   1,  60,    {},    0,   10,     kReasonDrain},
+      {"measured replaces that",      50,   0,   1,  60,    {},    6.0, 5,      kReasonDrain},
+      {"no duration, one running",    3,    1,   1,  150,   {},    0,   1,      kReasonDrain},
       {"600 x 2 s in 60 s = 20",      600,  0,   1,  60,    2.0,   0,   20,     kReasonDrain},
       {"whole new slots only",        610,  0,   1,  60,    2.0,   0,   20,     kReasonDrain},
       {"measured beats taskSeconds",  600,  0,   1,  60,    2.0,   1.0, 10,     kReasonDrain},
@@ -118,6 +122,37 @@ TEST_CASE("drainSeconds sizes the pool from the task duration", "[policy][drain]
   }
 }
 
+TEST_CASE("taskSeconds weighs as 33 measured tasks in the duration estimate", "[policy][drain]") {
+  ScalerMetadata spec;
+  PolicyState s;
+  CHECK(TaskSecondsEstimate(spec, s) == 0);  // nothing known
+  spec.task_seconds = 2;
+  CHECK(TaskSecondsEstimate(spec, s) == Approx(2));
+  s.task_seconds = 35;  // one long first task barely moves the stated duration
+  s.task_count = 1;
+  CHECK(TaskSecondsEstimate(spec, s) == Approx((32 * 2 + 35) / 33.0));
+  s.task_count = 33;  // from 33 tasks on, the measurement alone
+  CHECK(TaskSecondsEstimate(spec, s) == Approx(35));
+  spec.task_seconds.reset();
+  s.task_count = 1;
+  CHECK(TaskSecondsEstimate(spec, s) == Approx(35));
+}
+
+TEST_CASE("No duration known: the longest-running task raises the assumed one", "[policy][drain]") {
+  ScalerMetadata spec;  // coldStartSeconds 300, drainSeconds 150: assumed 30 s per task
+  const PolicyState s;
+  CHECK(DrainSlots(spec, 50, 0, s, kNow) == Approx(10));  // one per 5 tasks
+  // 2 running for 120 s: 50 x 120 s of work left, the 2 do 2 x 450 s by c + d.
+  CHECK(DrainSlots(spec, 50, 2, s, kNow, 0, 120) == Approx(2 + std::floor((6000.0 - 900) / 150)));
+  Observation o = Obs(50, 2);
+  o.oldest_in_flight_seconds = 120;
+  CHECK(Decide(spec, o, s, kNow).desired_replicas == 36);
+  PolicyState measured;
+  measured.task_seconds = 10;  // once measured, the running ones' age no longer counts
+  measured.task_count = 5;
+  CHECK(DrainSlots(spec, 50, 2, measured, kNow, 0, 120) == Approx(2));
+}
+
 TEST_CASE("warmWindows give a floor inside the window only", "[policy][windows]") {
   ScalerMetadata spec;
   std::string error;
@@ -127,8 +162,8 @@ TEST_CASE("warmWindows give a floor inside the window only", "[policy][windows]"
   CHECK(in.active);
   CHECK(in.desired_replicas == 2);
   CHECK(in.reason == kReasonWarmWindow);
-  Decision busy = Decide(spec, Obs(5), {}, kNow);
-  CHECK(busy.desired_replicas == 5);
+  Decision busy = Decide(spec, Obs(50), {}, kNow);
+  CHECK(busy.desired_replicas == 10);  // above the floor: one per 5 tasks (no duration known)
   Decision out = Decide(spec, Obs(0), {}, kNow + std::chrono::hours(12));
   CHECK_FALSE(out.active);
   CHECK(out.desired_replicas == 0);
