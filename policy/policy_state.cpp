@@ -98,9 +98,9 @@ PolicyState Observe(const PolicyState& state, const ScalerMetadata& spec, const 
   }
   if (obs.measured_task_seconds && *obs.measured_task_seconds > 0) {
     // Per-task EWMA: a mean over n tasks weighs as n measurements, so the few long tasks that
-    // finish last in a burst do not outweigh the many that finished together.
-    // Until 1/weight tasks are in, the estimate is their plain mean (a bias-corrected EWMA): one
-    // first task from a lognormal tail would otherwise set it alone and size a whole burst.
+    // finish last in a burst do not outweigh the many that finished together. Until 1/weight
+    // tasks are in it is their plain mean (a bias-corrected EWMA): one first task from a
+    // lognormal tail would otherwise set it alone and size a whole burst.
     const double v = *obs.measured_task_seconds;
     const int64_t n_tasks = std::max<int64_t>(1, obs.measured_task_count);
     const auto n = static_cast<double>(n_tasks);

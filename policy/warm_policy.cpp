@@ -14,10 +14,6 @@ int64_t CeilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 double Seconds(Clock::duration d) { return std::chrono::duration<double>(d).count(); }
 
-double TaskSeconds(const ScalerMetadata& spec, const PolicyState& state) {
-  return TaskSecondsEstimate(spec, state);
-}
-
 // Until a duration is known, DrainSlots assumes each task takes drainSeconds / 5 (one slot per 5
 // pending tasks: what KEDA's redis scaler asks with the listLength 5 its users set), or as long
 // as the longest-running task has run so far, whichever is longer. One slot per task (v1) booted
@@ -27,7 +23,7 @@ constexpr double kAssumedTasksPerSlot = 5;
 
 double DrainTaskSeconds(const ScalerMetadata& spec, const PolicyState& state,
                         double oldest_in_flight_seconds) {
-  const double s = TaskSeconds(spec, state);
+  const double s = TaskSecondsEstimate(spec, state);
   if (s > 0 || !spec.drain_seconds) return s;
   return std::max(static_cast<double>(*spec.drain_seconds) / kAssumedTasksPerSlot,
                   oldest_in_flight_seconds);
@@ -97,7 +93,7 @@ double DrainSlots(const ScalerMetadata& spec, int64_t pending, int64_t in_flight
 }
 
 double PrewarmSlots(const ScalerMetadata& spec, const PolicyState& state) {
-  const double s = TaskSeconds(spec, state);
+  const double s = TaskSecondsEstimate(spec, state);
   if (!spec.drain_seconds || s <= 0) return -1;
   const double horizon = PrewarmLeadSeconds(spec, state) + static_cast<double>(*spec.drain_seconds);
   // The fewest warm slots r on which DrainSlots asks for nothing new when the expected burst w
