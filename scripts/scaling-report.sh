@@ -56,6 +56,14 @@ for s in $SEEDS; do
         "--meta drainSeconds=$d --policies warmpool,keda-redis-cd300,oracle" >>"$jobs_file"
     done
   done
+  # What-if: fast GPU nodes (standby VMs that resume in ~35 s, the driver and image already on the
+  # node), for every policy alike; warmpool's ScaledObject unchanged.
+  for w in W2 W4; do
+    echo "$OUT_DIR/fast-$w-$s.json run --workload $w --seed $s --format json" \
+      "--cluster vmBootMedian=35 --cluster vmBootP95=60 --cluster driverMedian=5" \
+      "--cluster driverP95=10 --cluster imagePullSeconds=5" \
+      "--policies warmpool,keda-redis-cd300,oracle" >>"$jobs_file"
+  done
 done
 
 run_one() {
@@ -123,6 +131,7 @@ w1task = by_policy(load("w1task", "W1"))
 w1taskdrain = {d: by_policy(load(f"w1taskdrain{d}", "W1")) for d in (105, 110)}
 w2drain = {d: by_policy(load(f"drain{d}", "W2")) for d in (120, 80, 60)}
 w4drain = {d: by_policy(load(f"drain{d}", "W4")) for d in (120, 80, 60)}
+fast = {w: by_policy(load("fast", w)) for w in ("W2", "W4")}
 cluster = load("base", "W1")[0]["cluster"]
 
 # ---- plots ------------------------------------------------------------------------------------
@@ -361,12 +370,40 @@ if all(w2drain.values()) and all(w4drain.values()):
     add("")
     add("A sweep on 2026-11-30 (`warmpool-sim run --workload W2 --seed N --meta "
         "drainSeconds=D`, seeds 1-5): D = 70 s misses the saving on 4 seeds, D = 85-90 s the p95 "
-        "on 3-4 seeds; on W4, D = 110 s misses 40 % on 2 seeds and D = 120 s on 1. What makes W2's curve steep is "
-        "the boot-time tail (median 240 s, p95 600 s): the first of the few nodes a lean pool "
-        "asks for is ready later than the first of KEDA's many, and the nodes that arrive early "
-        "drain the spike before the late ones are ready, yet each late node still bills its boot "
-        "and the autoscaler's linger. Faster node provisioning (a warm node pool / standby VMs, "
-        "or a GPU image already on the node) moves both targets together.")
+        "on 3-4 seeds; on W4, D = 110 s misses 40 % on 2 seeds and D = 120 s on 1. What makes "
+        "W2's curve steep is the boot-time tail (median 240 s, p95 600 s): the first of the few "
+        "nodes a lean pool asks for is ready later than the first of KEDA's many, and the nodes "
+        "that arrive early drain the spike before the late ones are ready, yet each late node "
+        "still bills its boot and the autoscaler's linger.")
+    add("")
+    add("The oracle knows when each W2 spike comes and boots a lean pool one cold start ahead, so "
+        "its spikes land warm for a third of warmpool's GPU-hours; a policy without that foresight pays "
+        "the cold start inside every spike after an unpredictable gap. The 1.6× goal is the "
+        "randomized ski-rental bound, which covers the keep-alive choice (stay warm or not), not "
+        "that cold start. What moves it is the cluster: with fast GPU nodes (standby VMs that "
+        "resume in ~35 s, driver and image already on the node: `--cluster vmBootMedian=35 "
+        "--cluster vmBootP95=60 --cluster driverMedian=5 --cluster driverP95=10 --cluster "
+        "imagePullSeconds=5`, for every policy alike, warmpool's ScaledObject unchanged):")
+    add("")
+    add("| fast nodes | saving vs KEDA cd300 | p95 vs KEDA | warmpool / oracle |")
+    add("|---|---|---|---|")
+    for w in ("W2", "W4"):
+        f = fast.get(w)
+        if f:
+            add(f"| {w} | {mmm([100 * x for x in saving(f)], '{:.0f}')} % "
+                f"| {mmm(p95_delta(f), '{:+.0f}')} s | {mmm(ratio(f), '{:.2f}')}× |")
+    add("")
+    beaten = [w for w in ("W2", "W4") if fast.get(w) and min(ratio(fast[w])) < 1]
+    add("The ratio to the oracle falls, but KEDA's wait falls with the boot time while warmpool "
+        "still sizes and pre-warms for its configured `coldStartSeconds: 300`. Lowering that "
+        "setting is not a free win either: a first try on W4 with `coldStartSeconds: 90` on these "
+        "fast nodes billed more than KEDA. warmpool's defaults are tuned for boots of minutes; on "
+        "a cluster this fast, replay the workload with the cluster's own numbers (`--cluster`) "
+        "before choosing `coldStartSeconds` and `drainSeconds`."
+        + (f" On {', '.join(beaten)} warmpool bills below the oracle on some seed: the oracle is "
+           "the cheapest of its fourteen clairvoyant strategies (below), tuned for boots of "
+           "minutes, not a proven optimum, so on a cluster this fast it is no longer a floor."
+           if beaten else ""))
     add("")
 w4 = base["W4"]
 w4_seed1 = [r for r in load("base", "W4") if r["seed"] == 1]
