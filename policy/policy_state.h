@@ -52,7 +52,7 @@ struct PolicyState {
   // start to start, not from the end of work, so the policy's own cold starts (which stretch a
   // busy period) do not shift what it learns.
   IdleGapHistogram gaps;
-  double task_seconds = 0;  // EWMA of measured task duration (seconds); 0 = unknown
+  double task_seconds = 0;  // measured task duration (seconds; see Observe); 0 = unknown
   int64_t task_count = 0;   // tasks folded into task_seconds (capped at the EWMA's horizon)
   double burst_work = 0;    // EWMA of the peak work (pending + in_flight) per busy period; 0 = none
   int64_t period_peak = 0;  // peak work in the current busy period
