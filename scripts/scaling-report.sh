@@ -396,8 +396,10 @@ if all(w2drain.values()) and all(w4drain.values()):
     beaten = [w for w in ("W2", "W4") if fast.get(w) and min(ratio(fast[w])) < 1]
     add("The ratio to the oracle falls, but KEDA's wait falls with the boot time while warmpool "
         "still sizes and pre-warms for its configured `coldStartSeconds: 300`. Lowering that "
-        "setting is not a free win either: a first try on W4 with `coldStartSeconds: 90` on these "
-        "fast nodes billed more than KEDA. warmpool's defaults are tuned for boots of minutes; on "
+        "setting is not a free win either: on W4 with `coldStartSeconds: 90` on these fast nodes "
+        "`drainSeconds: auto` becomes 45 s, a latency target tighter than KEDA delivers, and it "
+        "billed more than KEDA (seed 1: 224 against 154 GPU-h, p95 150 s against 292 s). "
+        "warmpool's defaults are tuned for boots of minutes; on "
         "a cluster this fast, replay the workload with the cluster's own numbers (`--cluster`) "
         "before choosing `coldStartSeconds` and `drainSeconds`."
         + (f" On {', '.join(beaten)} warmpool bills below the oracle on some seed: the oracle is "
