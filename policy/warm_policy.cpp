@@ -21,14 +21,6 @@ double Seconds(Clock::duration d) { return std::chrono::duration<double>(d).coun
 // run, before the first finishes. warmpool-sim: W4 saving 43 -> 48 % median (docs/SCALING.md).
 constexpr double kAssumedTasksPerSlot = 5;
 
-double DrainTaskSeconds(const ScalerMetadata& spec, const PolicyState& state,
-                        double oldest_in_flight_seconds) {
-  const double s = TaskSecondsEstimate(spec, state);
-  if (s > 0 || !spec.drain_seconds) return s;
-  return std::max(static_cast<double>(*spec.drain_seconds) / kAssumedTasksPerSlot,
-                  oldest_in_flight_seconds);
-}
-
 int64_t SlotsToReplicas(double slots, const ScalerMetadata& spec) {
   return static_cast<int64_t>(
       std::ceil(slots / static_cast<double>(spec.tasks_per_replica) - 1e-9));
@@ -65,9 +57,10 @@ int64_t PrewarmReplicas(const ScalerMetadata& spec, const PolicyState& state) {
 double DrainSlots(const ScalerMetadata& spec, int64_t pending, int64_t in_flight,
                   const PolicyState& state, Clock::time_point now, double warm_slots,
                   double oldest_in_flight_seconds) {
-  const double s = DrainTaskSeconds(spec, state, oldest_in_flight_seconds);
-  if (!spec.drain_seconds || s <= 0) return -1;
+  if (!spec.drain_seconds) return -1;
   const double d = static_cast<double>(*spec.drain_seconds);
+  double s = TaskSecondsEstimate(spec, state);
+  if (s <= 0) s = std::max(d / kAssumedTasksPerSlot, oldest_in_flight_seconds);
   const double c = PrewarmLeadSeconds(spec, state);
   const double r = std::max(static_cast<double>(in_flight), warm_slots);
   // Slots' worth of work arriving per second. Within the first c + d of a busy period the
@@ -109,7 +102,8 @@ double TaskSecondsEstimate(const ScalerMetadata& spec, const PolicyState& state)
   // `taskSeconds` weighs as kDurationPriorTasks measured tasks, so one long first task barely
   // moves a stated duration. (Applied here, not in Observe: the scaler shares one state per
   // queue set between ScaledObjects that may state different durations.)
-  // A measured estimate without a count (a state from before task_count) is a settled one.
+  // A measured estimate without a count (built directly; DecodeState gives older saved states
+  // the full count) is a settled one.
   const int64_t count = state.task_count > 0 ? state.task_count : kDurationPriorTasks;
   const double n = measured > 0 ? static_cast<double>(std::min(count, kDurationPriorTasks)) : 0;
   const auto k = static_cast<double>(kDurationPriorTasks);

@@ -137,8 +137,8 @@ BacklogReading ScalerCore::ReadAndPublish(const ProbeTarget& target) {
     obs.measured_task_seconds =
         policy::ObserveInFlightTags(&timing, reading.in_flight_tags, reading.taken_at);
     if (obs.measured_task_seconds) obs.measured_task_count = finished;
+    // For Decide (through ToObservation); Observe does not use it.
     reading.oldest_in_flight_seconds = policy::OldestInFlightSeconds(timing, reading.taken_at);
-    if (target.count_in_flight) obs.oldest_in_flight_seconds = reading.oldest_in_flight_seconds;
   }
   reading.state = UpdatePolicyState(
       *guard, state_key, options_.state_ttl, [&](const policy::PolicyState& current) {

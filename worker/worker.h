@@ -160,14 +160,13 @@ class Worker {
   std::chrono::steady_clock::time_point started_at_ = std::chrono::steady_clock::now();
   std::unordered_set<std::string> revoked_;  // guarded by mu_; task ids revoked by control
   std::map<std::string, int> terminate_;     // guarded by mu_; running ids to stop -> signum
-  int reserved_ = 0;
-  uint64_t kicks_ = 0;  // guarded by mu_; bumped to wake the consumer loop                     //
-                        // guarded by mu_; ready + running + finishing
-  bool stop_executors_ = false;          // guarded by mu_
-  std::vector<std::thread> threads_;     // guarded by mu_; index = slot
-  std::condition_variable finish_cv_;    // finisher: finish_queue_ or stop
-  std::vector<Finishing> finish_queue_;  // guarded by mu_
-  bool stop_finisher_ = false;           // guarded by mu_
+  int reserved_ = 0;                         // guarded by mu_; ready + running + finishing
+  uint64_t kicks_ = 0;                       // guarded by mu_; bumped to wake the consumer loop
+  bool stop_executors_ = false;              // guarded by mu_
+  std::vector<std::thread> threads_;         // guarded by mu_; index = slot
+  std::condition_variable finish_cv_;        // finisher: finish_queue_ or stop
+  std::vector<Finishing> finish_queue_;      // guarded by mu_
+  bool stop_finisher_ = false;               // guarded by mu_
   std::thread finisher_;
 };
 
