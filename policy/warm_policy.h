@@ -72,7 +72,10 @@ std::optional<PrewarmWindow> LearnedPrewarmWindow(const ScalerMetadata& spec,
 // no new replicas while the running ones would finish the backlog within c + d anyway; from idle
 // (r = 0, a = 0) it is floor(w / d).
 // warm_slots: slots asked for earlier (a pre-warmed pool) that count as running even while they
-// start, r = max(in_flight, warm_slots).
+// start, r = max(in_flight, warm_slots). Once that pool runs tasks (warm_slots > 0 and in_flight
+// > 0), a new slot must have at least max(d, c) of work: x = floor((w - max(0, r - a) (c + d)) /
+// max(d, c)); a node that works less than its own cold start costs more than the tail it
+// shortens.
 // oldest_in_flight_seconds (Observation): while no duration is known, S is assumed to be
 // drainSeconds / 5 (one slot per 5 pending tasks, as KEDA's listLength 5) or this, if longer.
 double DrainSlots(const ScalerMetadata& spec, int64_t pending, int64_t in_flight,

@@ -153,6 +153,26 @@ TEST_CASE("No duration known: the longest-running task raises the assumed one", 
   CHECK(DrainSlots(spec, 50, 2, measured, kNow, 0, 120) == Approx(2));
 }
 
+TEST_CASE("A burst running on its pre-warmed pool adds only nodes with a cold start of work",
+          "[policy][drain]") {
+  ScalerMetadata spec;  // c = 300 s, d = 150 s
+  PolicyState s;
+  s.task_seconds = 40;
+  s.task_count = 40;
+  // 47 tasks x 40 s = 1880 s; 2 slots do 2 x (300 + 150) s by c + d, leaving 980 s.
+  CHECK(DrainSlots(spec, 47, 2, s, kNow) == Approx(2 + 6));     // not pre-warmed: d = 150 s each
+  CHECK(DrainSlots(spec, 47, 2, s, kNow, 2) == Approx(2 + 3));  // on its warm pool: c = 300 s
+  // The pool asked for is still starting (nothing runs yet): the burst waits like a cold one.
+  CHECK(DrainSlots(spec, 47, 0, s, kNow, 2) == Approx(2 + 6));
+  // A learned cold start longer than coldStartSeconds is the bar: 980 / 450 -> 2.
+  s.cold_start_seconds = 450;  // 2 slots now do 2 x 600 s: 680 s left
+  CHECK(DrainSlots(spec, 47, 2, s, kNow) == Approx(2 + 4));
+  CHECK(DrainSlots(spec, 47, 2, s, kNow, 2) == Approx(2 + 1));
+  // drainSeconds longer than the cold start: d stays the bar.
+  spec.drain_seconds = 600;
+  CHECK(DrainSlots(spec, 47, 2, s, kNow, 2) == DrainSlots(spec, 47, 2, s, kNow));
+}
+
 TEST_CASE("warmWindows give a floor inside the window only", "[policy][windows]") {
   ScalerMetadata spec;
   std::string error;
