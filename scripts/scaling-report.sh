@@ -454,7 +454,7 @@ add("**Where KEDA's baseline is cheaper.** On steady work (W3, W5) KEDA's `listL
     f"{med([p['waitP50'] for p in w4['keda-redis-cd300']]):.0f} s); warmpool's learned pre-warm "
     "has a pool of 2–3 pods ready when most batches arrive, sized to drain the batch within a "
     f"cold start + `drainSeconds` (p50 {med([p['waitP50'] for p in w4['warmpool']]):.0f} s), and "
-    "adds no node whose capacity would arrive after that pool has drained the batch "
+    "adds a node for a larger batch only when it would run at least a cold start's worth of it "
     "(`warmpool-prewarm-off` shows the same policy without the pre-warm). Either way each batch "
     "touches GPU nodes that each bill boot + ~11 minutes of autoscaler linger, which is what the "
     "*CA 1 min* column moves.")
@@ -482,8 +482,10 @@ add("""Pure functions in `policy/` (no I/O, no clock reads), called by the scale
    `coldStartSeconds / 2`), the new slots are
    `x = floor((w − max(0, r − a) × (c + d)) / d)`: none while the running ones finish the
    backlog within `c + d` anyway, and only whole replicas that each have at least `d` of work
-   when they arrive (a node's boot and linger cost far more than a fraction of `d`). A cold burst
-   (nothing running, younger than `c`) is sized for the larger of what is visible and the typical
+   when they arrive (a node's boot and linger cost far more than a fraction of `d`); once a
+   burst runs on the pool pre-warmed for it, each new one needs at least `max(d, c)` of work
+   (a node that works less than its own cold start costs more than the tail it shortens).
+   A cold burst (nothing running, younger than `c`) is sized for the larger of what is visible and the typical
    burst (EWMA of busy-period peaks), since its tail arrives during the cold start anyway. At
    least 1 replica, never more than one slot per task.
 2. **Safety**: never fewer replicas than in-flight tasks need, never inactive while anything runs
