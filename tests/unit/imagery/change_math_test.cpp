@@ -40,7 +40,7 @@ TEST_CASE("MeasurePixel computes each method on a hand-checked pixel", "[imagery
                                                      px.after.data(), 1, 0);
     CHECK(m.valid);
     CHECK(m.measure == Approx(42.5f));
-    CHECK(m.sector == 0b1001u);  // bands 0 and 3 increased
+    CHECK(m.sector == 0b1001u << kSectorShift);  // bands 0 and 3 increased
   }
   SECTION("cva: sqrt(900 + 1600 + 0 + 10000)") {
     const auto m = MeasurePixel<Method::kCva, 0>(Params(Method::kCva, 4), px.before.data(),
@@ -87,6 +87,25 @@ TEST_CASE("ScorePixel marks nodata in either date and packs the sector", "[image
   CHECK(ScorePixel<Method::kCva, 2>(p, before.data(), after.data(), 2, 1) == kInvalidScore);
   p.nodata_after = 14;
   CHECK(ScorePixel<Method::kCva, 2>(p, before.data(), after.data(), 2, 0) == kInvalidScore);
+}
+
+TEST_CASE("The sector bit is set only where after' exceeds before", "[imagery][math]") {
+  // Band 0 ties, band 1 rises, band 2 is normalised below 0 (clamped to 0 < before), band 3 ties
+  // after normalisation; bands 4 and 5 rise but only the first four bands have sector bits.
+  FusedParams p = Params(Method::kCva, 6);
+  p.offset[2] = -20.0f;
+  p.gain[3] = 0.5f;
+  const OnePixel px{{10, 10, 5, 7, 1, 1}, {10, 11, 12, 14, 9, 9}};
+  for (const auto& m :
+       {MeasurePixel<Method::kCva, 6>(p, px.before.data(), px.after.data(), 1, 0),
+        MeasurePixel<Method::kCva, 0>(p, px.before.data(), px.after.data(), 1, 0)}) {
+    CHECK(m.sector == 0b0010u << kSectorShift);
+    CHECK(m.measure == Approx(std::sqrt(0.0 + 1 + 25 + 0 + 64 + 64)));
+  }
+  CHECK(ClampNegativeToZero(-0.0f) == 0.0f);
+  CHECK_FALSE(std::signbit(ClampNegativeToZero(-0.0f)));
+  CHECK(ClampNegativeToZero(-3.5f) == 0.0f);
+  CHECK(ClampNegativeToZero(2.25f) == 2.25f);
 }
 
 TEST_CASE("QuantiseScore rounds and saturates below the nodata code", "[imagery][math]") {
