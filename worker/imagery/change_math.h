@@ -152,9 +152,8 @@ WARMPOOL_HOST_DEVICE inline PixelMeasure MeasurePixel(const FusedParams& p,
     y = y + p.offset[b];
     y = ClampNegativeToZero(y);
     // e = -(after' - before), exactly. x and y are >= +0, so e is never -0: its sign bit is set
-    // exactly when after' > before, and shifts straight to the sector's bit in the packed score
-    // (a float compare + masked add per band before; with the integer-max clamp and band 0
-    // starting the sum, the in-cache CVA score loop went from 0.49 to 0.41 ns/px, same scores).
+    // exactly when after' > before, and a shift puts it at the sector's bit of the packed score
+    // (cheaper than a float compare and a masked add per band: docs/benchmarks/imagery.md).
     const float e = x - y;
     const uint32_t sign_to_bit = FloatBits(e) >> (31 - kSectorShift - b);
     sector = sector | (b < 4 ? sign_to_bit & (1u << (kSectorShift + b)) : 0u);

@@ -164,8 +164,9 @@ TEST_CASE("A burst running on its pre-warmed pool adds only nodes with a cold st
   CHECK(DrainSlots(spec, 47, 2, s, kNow, 2) == Approx(2 + 3));  // on its warm pool: c = 300 s
   // The pool asked for is still starting (nothing runs yet): the burst waits like a cold one.
   CHECK(DrainSlots(spec, 47, 0, s, kNow, 2) == Approx(2 + 6));
-  // A learned cold start longer than coldStartSeconds is the bar: 980 / 450 -> 2.
-  s.cold_start_seconds = 450;  // 2 slots now do 2 x 600 s: 680 s left
+  // A learned cold start of 450 s (longer than coldStartSeconds) is the bar: 2 slots now do
+  // 2 x 600 s by c + d, leaving 680 s: 4 new slots at d = 150 s, 1 at c = 450 s.
+  s.cold_start_seconds = 450;
   CHECK(DrainSlots(spec, 47, 2, s, kNow) == Approx(2 + 4));
   CHECK(DrainSlots(spec, 47, 2, s, kNow, 2) == Approx(2 + 1));
   // drainSeconds longer than the cold start: d stays the bar.
