@@ -420,7 +420,7 @@ if all(w2drain.values()) and all(w4drain.values()):
         "still sizes and pre-warms for its configured `coldStartSeconds: 300`. Lowering that "
         "setting is not a free win either: on W4 with `coldStartSeconds: 90` on these fast nodes "
         "`drainSeconds: auto` becomes 45 s, a latency target tighter than KEDA delivers, and it "
-        "billed more than KEDA (seed 1: 224 against 154 GPU-h, p95 150 s against 292 s). "
+        "billed more than KEDA (seed 1: 215 against 154 GPU-h, p95 155 s against 292 s). "
         "warmpool's defaults are tuned for boots of minutes; on "
         "a cluster this fast, replay the workload with the cluster's own numbers (`--cluster`) "
         "before choosing `coldStartSeconds` and `drainSeconds`."
