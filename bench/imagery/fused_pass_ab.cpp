@@ -1,0 +1,134 @@
+// fused_pass_ab: the shipped CPU fused pass against a variant of it, paired in one process.
+//
+// On a shared VM the ratio of the fused pass to a STREAM-like copy moves by +-0.1 between
+// processes (docs/benchmarks/imagery.md), far more than most changes to the pass. Here both
+// versions run on the same pixels in the same process: each round times the copy, then the two
+// passes in alternating order; the report is the best round of each and the median of the
+// per-round ratios. Build a variant with
+//   cmake -S . -B build -DWARMPOOL_FUSED_VARIANT=/path/to/fused_pass_variant_source.cpp
+// (it must define FusedPassCpu like worker/imagery/fused_pass.cpp does). Without it the variant is
+// the shipped source itself, which measures the noise floor of the comparison.
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <thread>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+
+#include "bench/imagery/fused_pass_variant.h"
+#include "worker/imagery/fused_pass.h"
+#include "worker/imagery/synthetic_pair.h"
+
+namespace {
+
+using namespace warmpool::imagery;
+using Clock = std::chrono::steady_clock;
+
+// Runs fn(thread, begin, end) on `threads` contiguous slices of [0, n); returns seconds.
+template <typename Fn>
+double TimedParallel(int threads, size_t n, Fn&& fn) {
+  const auto t0 = Clock::now();
+  std::vector<std::thread> pool;
+  const size_t per = (n + threads - 1) / threads;
+  for (int t = 0; t < threads; ++t) {
+    const size_t begin = std::min(n, t * per), end = std::min(n, begin + per);
+    pool.emplace_back([&fn, t, begin, end] { fn(t, begin, end); });
+  }
+  for (auto& th : pool) {
+    th.join();
+  }
+  return std::chrono::duration<double>(Clock::now() - t0).count();
+}
+
+double Median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  int size = 4096;
+  int threads = 2;
+  int rounds = 15;
+  CLI::App app{"fused_pass_ab: shipped fused pass vs a variant, paired in one process"};
+  app.add_option("--size", size, "image side in pixels (4-band uint16 pair)");
+  app.add_option("--threads", threads, "CPU threads")->check(CLI::Range(1, 64));
+  app.add_option("--rounds", rounds, "rounds (best of and median of)")->check(CLI::PositiveNumber);
+  CLI11_PARSE(app, argc, argv);
+
+  const size_t n = static_cast<size_t>(size) * size;
+  SynthOptions so;
+  so.width = so.height = size;
+  so.object_count = static_cast<int>(n / 4096);
+  const SynthPair pair = GenerateSyntheticPair(so);
+  FusedParams p;  // as imagery_bench: 4-band CVA with the pair's true gain/offset
+  p.band_count = 4;
+  p.method = Method::kCva;
+  p.inv_band_count = 0.25f;
+  for (int k = 0; k < 4; ++k) {
+    p.gain[k] = 1.0f / pair.gain[k];
+    p.offset[k] = -pair.offset[k] / pair.gain[k];
+  }
+  p.histogram_stride = HistogramStride(n);
+  const uint16_t* before = pair.before.pixels.data();
+  const uint16_t* after = pair.after.pixels.data();
+
+  std::vector<uint16_t> shipped_scores(n), variant_scores(n);
+  std::vector<uint64_t> shipped_hist(threads * kScoreBins), variant_hist(threads * kScoreBins);
+  const size_t copy_n = (512ull << 20) / sizeof(double);  // as imagery_bench: 2 x 512 MiB
+  std::vector<double> a(copy_n, 1.0), b(copy_n, 0.0);
+
+  const auto copy = [&] {
+    return TimedParallel(threads, copy_n, [&](int, size_t s, size_t e) {
+      std::memmove(b.data() + s, a.data() + s, (e - s) * sizeof(double));
+    });
+  };
+  const auto shipped = [&] {
+    return TimedParallel(threads, n, [&](int t, size_t s, size_t e) {
+      FusedPassCpu(p, before, after, n, s, e, 0, shipped_scores.data(),
+                   shipped_hist.data() + t * kScoreBins);
+    });
+  };
+  const auto variant = [&] {
+    return TimedParallel(threads, n, [&](int t, size_t s, size_t e) {
+      FusedPassCpuVariant(p, before, after, n, s, e, 0, variant_scores.data(),
+                          variant_hist.data() + t * kScoreBins);
+    });
+  };
+  double best_copy = 1e30, best_shipped = 1e30, best_variant = 1e30;
+  std::vector<double> shipped_ratio, variant_ratio, time_ratio;
+  const double fused_bytes = 18.0 * n, copy_bytes = 2.0 * copy_n * sizeof(double);
+  for (int r = 0; r < rounds; ++r) {
+    const double c = std::min(copy(), copy());
+    double ts, tv;
+    if (r % 2 == 0) {
+      ts = shipped();
+      tv = variant();
+    } else {
+      tv = variant();
+      ts = shipped();
+    }
+    best_copy = std::min(best_copy, c);
+    best_shipped = std::min(best_shipped, ts);
+    best_variant = std::min(best_variant, tv);
+    shipped_ratio.push_back((fused_bytes / ts) / (copy_bytes / c));
+    variant_ratio.push_back((fused_bytes / tv) / (copy_bytes / c));
+    time_ratio.push_back(tv / ts);
+  }
+  const bool same_scores = shipped_scores == variant_scores;
+  const bool same_hist = shipped_hist == variant_hist;  // same slices, same rounds
+  const double copy_gbps = copy_bytes / best_copy / 1e9;
+  std::printf(
+      "{\"size\": %d, \"threads\": %d, \"rounds\": %d, \"variant\": \"%s\", \"copy_gbps\": %.1f, "
+      "\"shipped_of_copy\": %.3f, \"variant_of_copy\": %.3f, \"shipped_of_copy_median\": %.3f, "
+      "\"variant_of_copy_median\": %.3f, \"variant_time_ratio_best\": %.3f, "
+      "\"variant_time_ratio_median\": %.3f, \"same_scores\": %s, \"same_histogram\": %s}\n",
+      size, threads, rounds, WARMPOOL_FUSED_VARIANT_SOURCE, copy_gbps,
+      fused_bytes / best_shipped / 1e9 / copy_gbps, fused_bytes / best_variant / 1e9 / copy_gbps,
+      Median(shipped_ratio), Median(variant_ratio), best_variant / best_shipped, Median(time_ratio),
+      same_scores ? "true" : "false", same_hist ? "true" : "false");
+  return 0;
+}
