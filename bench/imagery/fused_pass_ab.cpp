@@ -16,6 +16,7 @@
 #include <vector>
 
 #include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
 
 #include "bench/imagery/fused_pass_variant.h"
 #include "worker/imagery/fused_pass.h"
@@ -54,7 +55,8 @@ int main(int argc, char** argv) {
   int threads = 2;
   int rounds = 15;
   CLI::App app{"fused_pass_ab: shipped fused pass vs a variant, paired in one process"};
-  app.add_option("--size", size, "image side in pixels (4-band uint16 pair)");
+  app.add_option("--size", size, "image side in pixels (4-band uint16 pair)")
+      ->check(CLI::Range(64, 32768));
   app.add_option("--threads", threads, "CPU threads")->check(CLI::Range(1, 64));
   app.add_option("--rounds", rounds, "rounds (best of and median of)")->check(CLI::PositiveNumber);
   CLI11_PARSE(app, argc, argv);
@@ -121,14 +123,21 @@ int main(int argc, char** argv) {
   const bool same_scores = shipped_scores == variant_scores;
   const bool same_hist = shipped_hist == variant_hist;  // same slices, same rounds
   const double copy_gbps = copy_bytes / best_copy / 1e9;
-  std::printf(
-      "{\"size\": %d, \"threads\": %d, \"rounds\": %d, \"variant\": \"%s\", \"copy_gbps\": %.1f, "
-      "\"shipped_of_copy\": %.3f, \"variant_of_copy\": %.3f, \"shipped_of_copy_median\": %.3f, "
-      "\"variant_of_copy_median\": %.3f, \"variant_time_ratio_best\": %.3f, "
-      "\"variant_time_ratio_median\": %.3f, \"same_scores\": %s, \"same_histogram\": %s}\n",
-      size, threads, rounds, WARMPOOL_FUSED_VARIANT_SOURCE, copy_gbps,
-      fused_bytes / best_shipped / 1e9 / copy_gbps, fused_bytes / best_variant / 1e9 / copy_gbps,
-      Median(shipped_ratio), Median(variant_ratio), best_variant / best_shipped, Median(time_ratio),
-      same_scores ? "true" : "false", same_hist ? "true" : "false");
+  const nlohmann::ordered_json report = {
+      {"size", size},
+      {"threads", threads},
+      {"rounds", rounds},
+      {"variant", WARMPOOL_FUSED_VARIANT_SOURCE},
+      {"copy_gbps", copy_gbps},
+      {"shipped_of_copy", fused_bytes / best_shipped / 1e9 / copy_gbps},
+      {"variant_of_copy", fused_bytes / best_variant / 1e9 / copy_gbps},
+      {"shipped_of_copy_median", Median(shipped_ratio)},
+      {"variant_of_copy_median", Median(variant_ratio)},
+      {"variant_time_ratio_best", best_variant / best_shipped},
+      {"variant_time_ratio_median", Median(time_ratio)},
+      {"same_scores", same_scores},
+      {"same_histogram", same_hist},
+  };
+  std::printf("%s\n", report.dump().c_str());
   return 0;
 }
