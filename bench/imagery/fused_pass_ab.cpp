@@ -11,35 +11,26 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
-#include <cstring>
-#include <thread>
 #include <vector>
 
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
+#include "bench/imagery/bench_common.h"
 #include "bench/imagery/fused_pass_variant.h"
 #include "worker/imagery/fused_pass.h"
-#include "worker/imagery/synthetic_pair.h"
 
 namespace {
 
 using namespace warmpool::imagery;
+using namespace warmpool::imagery::bench;
 using Clock = std::chrono::steady_clock;
 
-// Runs fn(thread, begin, end) on `threads` contiguous slices of [0, n); returns seconds.
+// Seconds taken by Parallel(threads, n, fn).
 template <typename Fn>
 double TimedParallel(int threads, size_t n, Fn&& fn) {
   const auto t0 = Clock::now();
-  std::vector<std::thread> pool;
-  const size_t per = (n + threads - 1) / threads;
-  for (int t = 0; t < threads; ++t) {
-    const size_t begin = std::min(n, t * per), end = std::min(n, begin + per);
-    pool.emplace_back([&fn, t, begin, end] { fn(t, begin, end); });
-  }
-  for (auto& th : pool) {
-    th.join();
-  }
+  Parallel(threads, n, fn);
   return std::chrono::duration<double>(Clock::now() - t0).count();
 }
 
@@ -62,31 +53,19 @@ int main(int argc, char** argv) {
   CLI11_PARSE(app, argc, argv);
 
   const size_t n = static_cast<size_t>(size) * size;
-  SynthOptions so;
-  so.width = so.height = size;
-  so.object_count = static_cast<int>(n / 4096);
-  const SynthPair pair = GenerateSyntheticPair(so);
-  FusedParams p;  // as imagery_bench: 4-band CVA with the pair's true gain/offset
-  p.band_count = 4;
-  p.method = Method::kCva;
-  p.inv_band_count = 0.25f;
-  for (int k = 0; k < 4; ++k) {
-    p.gain[k] = 1.0f / pair.gain[k];
-    p.offset[k] = -pair.offset[k] / pair.gain[k];
-  }
-  p.histogram_stride = HistogramStride(n);
+  const SynthPair pair = BenchPair(size);
+  const FusedParams p = CvaParamsFor(pair, n);
   const uint16_t* before = pair.before.pixels.data();
   const uint16_t* after = pair.after.pixels.data();
 
   std::vector<uint16_t> shipped_scores(n), variant_scores(n);
   std::vector<uint64_t> shipped_hist(threads * kScoreBins), variant_hist(threads * kScoreBins);
-  const size_t copy_n = (512ull << 20) / sizeof(double);  // as imagery_bench: 2 x 512 MiB
+  const size_t copy_n = kCopyDoubles;
   std::vector<double> a(copy_n, 1.0), b(copy_n, 0.0);
 
   const auto copy = [&] {
-    return TimedParallel(threads, copy_n, [&](int, size_t s, size_t e) {
-      std::memmove(b.data() + s, a.data() + s, (e - s) * sizeof(double));
-    });
+    return TimedParallel(threads, copy_n,
+                         [&](int, size_t s, size_t e) { CopyKernel(a.data(), b.data(), s, e); });
   };
   const auto shipped = [&] {
     return TimedParallel(threads, n, [&](int t, size_t s, size_t e) {

@@ -14,13 +14,13 @@
 #include <iostream>
 #include <sstream>
 #include <sys/resource.h>
-#include <thread>
 #include <vector>
 
 #include <CLI/CLI.hpp>
 #include <opencv2/core.hpp>
 #include <opencv2/imgproc.hpp>
 
+#include "bench/imagery/bench_common.h"
 #include "worker/imagery/change_detection.h"
 #include "worker/imagery/change_job.h"
 #include "worker/imagery/components.h"
@@ -31,6 +31,7 @@
 namespace {
 
 using namespace warmpool::imagery;
+using namespace warmpool::imagery::bench;
 using Clock = std::chrono::steady_clock;
 
 template <typename Fn>
@@ -42,25 +43,6 @@ double BestOf(int repeats, Fn&& fn) {
     best = std::min(best, std::chrono::duration<double>(Clock::now() - t0).count());
   }
   return best;
-}
-
-template <typename Fn>
-void Parallel(int threads, size_t n, Fn&& fn) {
-  std::vector<std::thread> pool;
-  const size_t per = (n + threads - 1) / threads;
-  for (int t = 0; t < threads; ++t) {
-    const size_t begin = std::min(n, t * per), end = std::min(n, begin + per);
-    pool.emplace_back([&fn, begin, end] { fn(begin, end); });
-  }
-  for (auto& th : pool) {
-    th.join();
-  }
-}
-
-void CopyKernel(const double* __restrict__ a, double* __restrict__ b, size_t begin, size_t end) {
-  for (size_t i = begin; i < end; ++i) {
-    b[i] = a[i];
-  }
 }
 
 // The fused pass's memory pattern with next to no arithmetic: read the same 8 planes, write 2
@@ -107,23 +89,11 @@ int main(int argc, char** argv) {
   constexpr int kBands = 4;
 
   // The pixels: a synthetic BGRN pair with gain/offset, noise and changes.
-  SynthOptions so;
-  so.width = so.height = size;
-  so.object_count = static_cast<int>(n / 4096);
   const auto gen0 = Clock::now();
-  const SynthPair pair = GenerateSyntheticPair(so);
+  const SynthPair pair = BenchPair(size);
   const double gen_s = std::chrono::duration<double>(Clock::now() - gen0).count();
 
-  FusedParams p;
-  p.band_count = kBands;
-  p.method = Method::kCva;
-  p.inv_band_count = 0.25f;
-  for (int k = 0; k < kBands; ++k) {
-    p.gain[k] = 1.0f / pair.gain[k];
-    p.offset[k] = -pair.offset[k] / pair.gain[k];
-  }
-  p.scale = 1.0f;
-  p.histogram_stride = HistogramStride(n);  // what ComputeChange uses for this size
+  const FusedParams p = CvaParamsFor(pair, n);
   FusedParams p_full = p;
   p_full.histogram_stride = 1;
   std::vector<uint16_t> scores(n);
@@ -146,7 +116,7 @@ int main(int argc, char** argv) {
   int cv_regions = 0;
 
   // STREAM-like copy arrays: 2 x 512 MiB of double, bytes = read + write.
-  const size_t copy_n = (512ull << 20) / sizeof(double);
+  const size_t copy_n = kCopyDoubles;
   std::vector<double> a(copy_n, 1.0), b(copy_n, 0.0);
 
   // Every measurement runs once per round and keeps its best round, so load from other processes
@@ -164,36 +134,34 @@ int main(int argc, char** argv) {
     for (int k = 0; k < 2; ++k) {
       timed(copy_s, [&] {
         Parallel(threads, copy_n,
-                 [&](size_t s, size_t e) { CopyKernel(a.data(), b.data(), s, e); });
+                 [&](int, size_t s, size_t e) { CopyKernel(a.data(), b.data(), s, e); });
       });
     }
     timed(fused_s, [&] {
-      Parallel(threads, n, [&](size_t s, size_t e) {
-        const int t = static_cast<int>(s / ((n + threads - 1) / threads));
+      Parallel(threads, n, [&](int t, size_t s, size_t e) {
         FusedPassCpu(p, pair.before.pixels.data(), pair.after.pixels.data(), n, s, e, 0,
                      scores.data(), hists[t].data());
       });
     });
     timed(fused_full_s, [&] {
-      Parallel(threads, n, [&](size_t s, size_t e) {
-        const int t = static_cast<int>(s / ((n + threads - 1) / threads));
+      Parallel(threads, n, [&](int t, size_t s, size_t e) {
         FusedPassCpu(p_full, pair.before.pixels.data(), pair.after.pixels.data(), n, s, e, 0,
                      scores.data(), hists[t].data());
       });
     });
     timed(touch_s, [&] {
-      Parallel(threads, n, [&](size_t s, size_t e) {
+      Parallel(threads, n, [&](int, size_t s, size_t e) {
         TouchKernel(pair.before.pixels.data(), pair.after.pixels.data(), n, s, e, scores.data());
       });
     });
     timed(score_s, [&] {
-      Parallel(threads, n, [&](size_t s, size_t e) {
+      Parallel(threads, n, [&](int, size_t s, size_t e) {
         ScoreRangeCpu(p, pair.before.pixels.data(), pair.after.pixels.data(), n, s, e,
                       scores.data());
       });
     });
     timed(th_s, [&] {
-      Parallel(threads, n, [&](size_t s, size_t e) {
+      Parallel(threads, n, [&](int, size_t s, size_t e) {
         ThresholdScores(scores.data() + s, e - s, bin, mask.data() + s);
       });
     });
@@ -220,7 +188,6 @@ int main(int argc, char** argv) {
   const double wp_total_s = fused_s + wp_mask_s;
 
   // 3. End to end through GDAL.
-  SynthOptions e2e = so;
   const auto paths = WriteSyntheticPair(pair, work_dir, "bench", true);
   ChangeJob job;
   job.before_path = paths["before"];
@@ -308,6 +275,5 @@ int main(int argc, char** argv) {
     f << md.str();
   }
   std::filesystem::remove_all(work_dir);
-  (void)e2e;
   return 0;
 }
