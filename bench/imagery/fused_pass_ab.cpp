@@ -7,10 +7,13 @@
 // per-round ratios. Build a variant with
 //   cmake -S . -B build -DWARMPOOL_FUSED_VARIANT=/path/to/fused_pass_variant_source.cpp
 // (it must define FusedPassCpu like worker/imagery/fused_pass.cpp does). Without it the variant is
-// the shipped source itself, which measures the noise floor of the comparison.
+// the shipped source itself, which measures the noise floor of the comparison. With
+// --variant-layout page-aligned or std-vector the variant runs on other buffer layouts than the
+// page lanes the pipeline uses (lane_buffer.h).
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <string>
 #include <vector>
 
 #include <CLI/CLI.hpp>
@@ -45,37 +48,57 @@ int main(int argc, char** argv) {
   int size = 4096;
   int threads = 2;
   int rounds = 15;
+  std::string variant_layout = "lanes";
   CLI::App app{"fused_pass_ab: shipped fused pass vs a variant, paired in one process"};
   app.add_option("--size", size, "image side in pixels (4-band uint16 pair)")
       ->check(CLI::Range(64, 32768));
   app.add_option("--threads", threads, "CPU threads")->check(CLI::Range(1, 64));
   app.add_option("--rounds", rounds, "rounds (best of and median of)")->check(CLI::PositiveNumber);
+  app.add_option("--variant-layout", variant_layout,
+                 "the variant's buffers: lanes (as the pipeline's), page-aligned or std-vector")
+      ->check(CLI::IsMember({"lanes", "page-aligned", "std-vector"}));
   CLI11_PARSE(app, argc, argv);
 
   const size_t n = static_cast<size_t>(size) * size;
   const SynthPair pair = BenchPair(size);
   const FusedParams p = CvaParamsFor(pair, n);
-  const uint16_t* before = pair.before.pixels.data();
-  const uint16_t* after = pair.after.pixels.data();
+  PassBuffers shipped_buffers = LanePassBuffers(pair);
+  // The variant's pixels: the same layout as the shipped pass's (lanes), every buffer on a page
+  // boundary (page-aligned), or the generator's plain std::vectors (std-vector). With the shipped
+  // code on both sides, the last two measure what the page lanes are worth.
+  std::vector<uint16_t> plain_scores(variant_layout == "std-vector" ? n : 0);
+  PassBuffers variant_buffers;
+  const uint16_t* variant_before = pair.before.pixels.data();
+  const uint16_t* variant_after = pair.after.pixels.data();
+  uint16_t* variant_scores = plain_scores.data();
+  if (variant_layout != "std-vector") {
+    variant_buffers =
+        variant_layout == "lanes"
+            ? LanePassBuffers(pair)
+            : LanePassBuffers(pair, PageLane::kBefore, PageLane::kBefore, PageLane::kBefore);
+    variant_before = variant_buffers.before.data();
+    variant_after = variant_buffers.after.data();
+    variant_scores = variant_buffers.scores.data();
+  }
 
-  std::vector<uint16_t> shipped_scores(n), variant_scores(n);
   std::vector<uint64_t> shipped_hist(threads * kScoreBins), variant_hist(threads * kScoreBins);
+  CopyArrays arrays;
   const size_t copy_n = kCopyDoubles;
-  std::vector<double> a(copy_n, 1.0), b(copy_n, 0.0);
 
   const auto copy = [&] {
-    return TimedParallel(threads, copy_n,
-                         [&](int, size_t s, size_t e) { CopyKernel(a.data(), b.data(), s, e); });
+    return TimedParallel(threads, copy_n, [&](int, size_t s, size_t e) {
+      CopyKernel(arrays.a.data(), arrays.b.data(), s, e);
+    });
   };
   const auto shipped = [&] {
     return TimedParallel(threads, n, [&](int t, size_t s, size_t e) {
-      FusedPassCpu(p, before, after, n, s, e, 0, shipped_scores.data(),
-                   shipped_hist.data() + t * kScoreBins);
+      FusedPassCpu(p, shipped_buffers.before.data(), shipped_buffers.after.data(), n, s, e, 0,
+                   shipped_buffers.scores.data(), shipped_hist.data() + t * kScoreBins);
     });
   };
   const auto variant = [&] {
     return TimedParallel(threads, n, [&](int t, size_t s, size_t e) {
-      FusedPassCpuVariant(p, before, after, n, s, e, 0, variant_scores.data(),
+      FusedPassCpuVariant(p, variant_before, variant_after, n, s, e, 0, variant_scores,
                           variant_hist.data() + t * kScoreBins);
     });
   };
@@ -99,7 +122,8 @@ int main(int argc, char** argv) {
     variant_ratio.push_back((fused_bytes / tv) / (copy_bytes / c));
     time_ratio.push_back(tv / ts);
   }
-  const bool same_scores = shipped_scores == variant_scores;
+  const bool same_scores =
+      std::equal(shipped_buffers.scores.begin(), shipped_buffers.scores.end(), variant_scores);
   const bool same_hist = shipped_hist == variant_hist;  // same slices, same rounds
   const double copy_gbps = copy_bytes / best_copy / 1e9;
   const nlohmann::ordered_json report = {
@@ -107,6 +131,7 @@ int main(int argc, char** argv) {
       {"threads", threads},
       {"rounds", rounds},
       {"variant", WARMPOOL_FUSED_VARIANT_SOURCE},
+      {"variant_layout", variant_layout},
       {"copy_gbps", copy_gbps},
       {"shipped_of_copy", fused_bytes / best_shipped / 1e9 / copy_gbps},
       {"variant_of_copy", fused_bytes / best_variant / 1e9 / copy_gbps},

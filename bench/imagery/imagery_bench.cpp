@@ -12,6 +12,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <memory>
 #include <sstream>
 #include <sys/resource.h>
 #include <vector>
@@ -96,7 +97,11 @@ int main(int argc, char** argv) {
   const FusedParams p = CvaParamsFor(pair, n);
   FusedParams p_full = p;
   p_full.histogram_stride = 1;
-  std::vector<uint16_t> scores(n);
+  // The pass's buffers, laid out as the pipeline lays out its strips and scores.
+  PassBuffers buffers = LanePassBuffers(pair);
+  const uint16_t* lane_before = buffers.before.data();
+  const uint16_t* lane_after = buffers.after.data();
+  uint16_t* scores = buffers.scores.data();
   std::vector<std::vector<uint64_t>> hists(threads, std::vector<uint64_t>(kScoreBins));
   const uint32_t bin = 400;
   std::vector<uint8_t> mask(n);
@@ -117,7 +122,7 @@ int main(int argc, char** argv) {
 
   // STREAM-like copy arrays: 2 x 512 MiB of double, bytes = read + write.
   const size_t copy_n = kCopyDoubles;
-  std::vector<double> a(copy_n, 1.0), b(copy_n, 0.0);
+  auto arrays = std::make_unique<CopyArrays>();
 
   // Every measurement runs once per round and keeps its best round, so load from other processes
   // on this shared machine hits all of them alike.
@@ -133,36 +138,34 @@ int main(int argc, char** argv) {
   for (int round = 0; round < repeats; ++round) {
     for (int k = 0; k < 2; ++k) {
       timed(copy_s, [&] {
-        Parallel(threads, copy_n,
-                 [&](int, size_t s, size_t e) { CopyKernel(a.data(), b.data(), s, e); });
+        Parallel(threads, copy_n, [&](int, size_t s, size_t e) {
+          CopyKernel(arrays->a.data(), arrays->b.data(), s, e);
+        });
       });
     }
     timed(fused_s, [&] {
       Parallel(threads, n, [&](int t, size_t s, size_t e) {
-        FusedPassCpu(p, pair.before.pixels.data(), pair.after.pixels.data(), n, s, e, 0,
-                     scores.data(), hists[t].data());
+        FusedPassCpu(p, lane_before, lane_after, n, s, e, 0, scores, hists[t].data());
       });
     });
     timed(fused_full_s, [&] {
       Parallel(threads, n, [&](int t, size_t s, size_t e) {
-        FusedPassCpu(p_full, pair.before.pixels.data(), pair.after.pixels.data(), n, s, e, 0,
-                     scores.data(), hists[t].data());
+        FusedPassCpu(p_full, lane_before, lane_after, n, s, e, 0, scores, hists[t].data());
       });
     });
     timed(touch_s, [&] {
       Parallel(threads, n, [&](int, size_t s, size_t e) {
-        TouchKernel(pair.before.pixels.data(), pair.after.pixels.data(), n, s, e, scores.data());
+        TouchKernel(lane_before, lane_after, n, s, e, scores);
       });
     });
     timed(score_s, [&] {
       Parallel(threads, n, [&](int, size_t s, size_t e) {
-        ScoreRangeCpu(p, pair.before.pixels.data(), pair.after.pixels.data(), n, s, e,
-                      scores.data());
+        ScoreRangeCpu(p, lane_before, lane_after, n, s, e, scores);
       });
     });
     timed(th_s, [&] {
       Parallel(threads, n, [&](int, size_t s, size_t e) {
-        ThresholdScores(scores.data() + s, e - s, bin, mask.data() + s);
+        ThresholdScores(scores + s, e - s, bin, mask.data() + s);
       });
     });
     timed(open_s, [&] { OpenClose(mask.data(), size, size, 1, 0, threads, morph_work); });
@@ -178,8 +181,7 @@ int main(int argc, char** argv) {
       cv_regions = cv::connectedComponentsWithStats(opened, labels, stats, centroids, 8, CV_32S);
     });
   }
-  a = {};
-  b = {};
+  arrays.reset();
   const double copy_gbps = 2.0 * copy_n * sizeof(double) / copy_s / 1e9;
   const double fused_bytes = n * (2.0 * kBands * 2 + 2);
   const double fused_gbps = fused_bytes / fused_s / 1e9;

@@ -206,8 +206,9 @@ ChangeMaps ComputeChange(StripSource& before, StripSource& after, const ChangeOp
   maps.scores.resize(pixel_count);
   backend.Begin(p, maps.width, maps.height, maps.scores.data());
   const int strip_rows = std::min(o.strip_rows, maps.height);
-  std::vector<uint16_t> before_strip(static_cast<size_t>(strip_rows) * maps.width * band_count);
-  std::vector<uint16_t> after_strip(before_strip.size());
+  const size_t strip_size = static_cast<size_t>(strip_rows) * maps.width * band_count;
+  LaneVector<uint16_t> before_strip = MakeLaneVector<uint16_t>(strip_size, PageLane::kBefore);
+  LaneVector<uint16_t> after_strip = MakeLaneVector<uint16_t>(strip_size, PageLane::kAfter);
   double decode_s = 0, compute_s = 0;
   for (int row0 = 0; row0 < maps.height; row0 += strip_rows) {
     const int rows = std::min(strip_rows, maps.height - row0);

@@ -15,6 +15,7 @@
 #include "worker/imagery/change_math.h"
 #include "worker/imagery/components.h"
 #include "worker/imagery/compute_backend.h"
+#include "worker/imagery/lane_buffer.h"
 #include "worker/imagery/normalization.h"
 #include "worker/imagery/strip_source.h"
 
@@ -57,9 +58,10 @@ struct ThresholdChoice {
 struct ChangeMaps {
   int width = 0;
   int height = 0;
-  std::vector<uint16_t> scores;  // packed scores (change_math.h), width*height
-  std::vector<uint8_t> mask;     // 0 no change, 1 change, 255 nodata
-  std::vector<Region> regions;   // kept components, raster order
+  // Packed scores (change_math.h), width*height.
+  LaneVector<uint16_t> scores{LaneAllocator<uint16_t>(PageLane::kScores)};
+  std::vector<uint8_t> mask;    // 0 no change, 1 change, 255 nodata
+  std::vector<Region> regions;  // kept components, raster order
   RadiometricFit fit;
   ThresholdChoice threshold;
   float scale = 1.0f;  // bins per measure unit

@@ -33,7 +33,8 @@ class CpuBackend final : public ComputeBackend {
       return;
     }
     std::vector<std::thread> pool;
-    const size_t per = (plane + threads - 1) / threads;
+    // Whole 64-byte lines per thread, so each thread's loads start as aligned as the strip's.
+    const size_t per = ((plane + threads - 1) / threads + 31) & ~size_t{31};
     for (int t = 0; t < threads; ++t) {
       const size_t begin = std::min(plane, t * per);
       const size_t end = std::min(plane, begin + per);

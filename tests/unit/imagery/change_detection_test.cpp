@@ -119,6 +119,32 @@ TEST_CASE("Synthetic scene with gain/offset + noise: F1 >= 0.9 (cva, pif, otsu)"
   CHECK(maps.threshold.bin >= maps.threshold.floor_bin);
 }
 
+TEST_CASE("Threads splitting a strip do not change any output", "[imagery][pipeline]") {
+  // 300 x 233 px: large enough for the CPU backend to split a strip across threads, and an odd
+  // size, so the per-thread ranges (rounded to 32 px) do not divide it evenly.
+  SynthOptions s = SmallScene(8);
+  s.width = 300;
+  s.height = 233;
+  const SynthPair p = GenerateSyntheticPair(s);
+  ChangeOptions o;
+  o.strip_rows = 100000;
+  std::vector<ChangeMaps> runs;
+  for (int threads : {1, 2, 3}) {
+    o.threads = threads;
+    MemoryStripSource b(p.before, 0), a(p.after, 0);
+    ComputeBackendPtr backend = MakeCpuBackend(threads);
+    runs.push_back(ComputeChange(b, a, o, *backend));
+  }
+  REQUIRE(runs[0].changed_pixels > 0);
+  // The pipeline's score buffer sits in its page lane (lane_buffer.h).
+  CHECK(reinterpret_cast<uintptr_t>(runs[0].scores.data()) % kPageBytes == 2 * kLaneBytes);
+  for (size_t k = 1; k < runs.size(); ++k) {
+    CHECK(runs[k].scores == runs[0].scores);
+    CHECK(runs[k].histogram == runs[0].histogram);
+    CHECK(runs[k].mask == runs[0].mask);
+  }
+}
+
 TEST_CASE("Strip height does not change any output (tile seams)", "[imagery][pipeline]") {
   SynthOptions s = SmallScene(6);
   s.misregistration_px = 1;
