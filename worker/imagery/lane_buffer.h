@@ -4,8 +4,8 @@
 // packed scores. Each one is 64-byte aligned, so no vector load straddles two cache lines, and
 // starts in its own quarter ("lane") of a 4 KiB page. Plain std::vectors this large all start 16
 // bytes into a page, so pixel i of every stream falls in the same L1 set and the streams (plus the
-// 16 KiB histogram) fight over its 12 ways. Measured: the 4096^2 pass takes 11-15 % less time
-// with lanes (fused_pass_ab --variant-layout std-vector, docs/benchmarks/imagery.md).
+// 16 KiB histogram) fight over its 12 ways. Measured: on plain std::vectors the 4096^2 pass takes
+// 1.10-1.19x as long (fused_pass_ab --variant-layout std-vector, docs/benchmarks/imagery.md).
 
 #include <cstddef>
 #include <cstdint>
