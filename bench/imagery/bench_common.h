@@ -26,12 +26,11 @@ struct CopyArrays {
 };
 
 // Runs fn(thread, begin, end) on `threads` contiguous slices of [0, n) and joins them. Slices
-// start at multiples of 32 elements (as CpuBackend splits a strip), so they keep the alignment of
-// the buffers.
+// start at multiples of 32 elements, as CpuBackend splits a strip.
 template <typename Fn>
 void Parallel(int threads, size_t n, Fn&& fn) {
   std::vector<std::thread> pool;
-  const size_t per = ((n + threads - 1) / threads + 31) & ~size_t{31};
+  const size_t per = LineAlignedSlice(n, threads);
   for (int t = 0; t < threads; ++t) {
     const size_t begin = std::min(n, t * per), end = std::min(n, begin + per);
     pool.emplace_back([&fn, t, begin, end] { fn(t, begin, end); });

@@ -4,6 +4,7 @@
 
 #include "worker/imagery/compute_backend.h"
 #include "worker/imagery/fused_pass.h"
+#include "worker/imagery/lane_buffer.h"
 #include "worker/imagery/morphology.h"
 
 namespace warmpool::imagery {
@@ -33,8 +34,7 @@ class CpuBackend final : public ComputeBackend {
       return;
     }
     std::vector<std::thread> pool;
-    // Whole 64-byte lines per thread, so each thread's loads start as aligned as the strip's.
-    const size_t per = ((plane + threads - 1) / threads + 31) & ~size_t{31};
+    const size_t per = LineAlignedSlice(plane, threads);
     for (int t = 0; t < threads; ++t) {
       const size_t begin = std::min(plane, t * per);
       const size_t end = std::min(plane, begin + per);

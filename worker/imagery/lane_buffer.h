@@ -65,6 +65,12 @@ class LaneAllocator {
 template <typename T>
 using LaneVector = std::vector<T, LaneAllocator<T>>;
 
+// The length of each of `parts` contiguous slices of n pixels, rounded up to 32 (a 64-byte line of
+// a uint16 plane), so that threads splitting a buffer each start as aligned as the buffer.
+inline size_t LineAlignedSlice(size_t n, int parts) {
+  return ((n + parts - 1) / parts + 31) & ~size_t{31};
+}
+
 // n value-initialised elements in `lane`.
 template <typename T>
 LaneVector<T> MakeLaneVector(size_t n, PageLane lane) {
