@@ -1,7 +1,9 @@
 #include "worker/imagery/normalization.h"
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
+#include <tuple>
 
 namespace warmpool::imagery {
 namespace {
@@ -23,18 +25,43 @@ std::vector<size_t> ValidIndices(const PixelSample& s, uint16_t nodata_before,
   return valid;
 }
 
-struct Moments {
-  double mean_x = 0, mean_y = 0, sxx = 0, syy = 0, sxy = 0;
-};
+// The k-th smallest (0-based) of `keys`, by radix selection, 16 bits at a time from the top: one
+// counting scan per 16 bits instead of partitioning the keys. Used on the bits of non-negative
+// floats and doubles, which order like the numbers. REQUIRES: k < keys.size().
+template <typename Key>
+Key KthSmallest(const std::vector<Key>& keys, size_t k) {
+  constexpr int kDigitBits = 16;
+  std::vector<size_t> counts(size_t{1} << kDigitBits);
+  Key prefix = 0;
+  Key decided = 0;  // the bits of prefix fixed so far
+  for (int shift = static_cast<int>(sizeof(Key) * 8) - kDigitBits; shift >= 0;
+       shift -= kDigitBits) {
+    std::fill(counts.begin(), counts.end(), 0);
+    for (const Key key : keys) {
+      if ((key & decided) == prefix) {
+        ++counts[(key >> shift) & 0xFFFF];
+      }
+    }
+    size_t digit = 0;
+    while (k >= counts[digit]) {
+      k -= counts[digit];
+      ++digit;
+    }
+    prefix |= static_cast<Key>(digit) << shift;
+    decided |= static_cast<Key>(0xFFFF) << shift;
+  }
+  return prefix;
+}
 
-// Moments of band b over `indices`; x = before, y = after.
-Moments BandMoments(const PixelSample& s, int b, const std::vector<size_t>& indices) {
-  Moments m;
+}  // namespace
+
+BandMoments MomentsOver(const PixelSample& s, int band, const std::vector<size_t>& indices) {
+  BandMoments m;
   if (indices.empty()) {
     return m;
   }
-  const uint16_t* x = s.before.data() + static_cast<size_t>(b) * s.count;
-  const uint16_t* y = s.after.data() + static_cast<size_t>(b) * s.count;
+  const uint16_t* x = s.before.data() + static_cast<size_t>(band) * s.count;
+  const uint16_t* y = s.after.data() + static_cast<size_t>(band) * s.count;
   for (size_t i : indices) {
     m.mean_x += x[i];
     m.mean_y += y[i];
@@ -54,7 +81,19 @@ Moments BandMoments(const PixelSample& s, int b, const std::vector<size_t>& indi
   return m;
 }
 
-}  // namespace
+std::pair<float, float> OrthogonalFit(const BandMoments& m) {
+  double g;
+  if (std::fabs(m.sxy) > 1e-12) {
+    const double diff = m.sxx - m.syy;
+    g = (diff + std::sqrt(diff * diff + 4.0 * m.sxy * m.sxy)) / (2.0 * m.sxy);
+  } else {
+    g = m.syy > 0 ? std::sqrt(m.sxx / m.syy) : 1.0;
+  }
+  if (!std::isfinite(g) || g <= 0) {
+    g = 1.0;
+  }
+  return {static_cast<float>(g), static_cast<float>(m.mean_x - g * m.mean_y)};
+}
 
 RadiometricFit IdentityFit(int band_count) {
   RadiometricFit fit;
@@ -73,25 +112,27 @@ RadiometricFit FitPif(const PixelSample& s, uint16_t nodata_before, uint16_t nod
   const std::vector<size_t> valid = pif;
   // Mean/std matching as the starting point (robust to nothing, but unbiased by gain/offset).
   for (int b = 0; b < s.band_count; ++b) {
-    const Moments m = BandMoments(s, b, valid);
+    const BandMoments m = MomentsOver(s, b, valid);
     const double g = m.syy > 0 ? std::sqrt(m.sxx / m.syy) : 1.0;
     fit.gain[b] = static_cast<float>(g);
     fit.offset[b] = static_cast<float>(m.mean_x - g * m.mean_y);
   }
-  std::vector<std::pair<double, size_t>> residuals(valid.size());
+  // Residuals are compared through their bits: a float residual is a float expression (its
+  // median is the same value in double), and both are >= 0, where bit order is number order.
+  std::vector<uint32_t> abs_res(valid.size());
+  std::vector<uint64_t> z_bits(valid.size());
   for (int iter = 0; iter < iterations; ++iter) {
     // Robust residual scale per band: median absolute residual.
     std::vector<double> scale(static_cast<size_t>(s.band_count), 1.0);
-    std::vector<double> abs_res(valid.size());
     for (int b = 0; b < s.band_count; ++b) {
       const uint16_t* x = s.before.data() + static_cast<size_t>(b) * s.count;
       const uint16_t* y = s.after.data() + static_cast<size_t>(b) * s.count;
       for (size_t k = 0; k < valid.size(); ++k) {
         const size_t i = valid[k];
-        abs_res[k] = std::fabs(fit.gain[b] * y[i] + fit.offset[b] - x[i]);
+        abs_res[k] = std::bit_cast<uint32_t>(std::fabs(fit.gain[b] * y[i] + fit.offset[b] - x[i]));
       }
-      std::nth_element(abs_res.begin(), abs_res.begin() + abs_res.size() / 2, abs_res.end());
-      scale[b] = std::max(abs_res[abs_res.size() / 2], 0.5);
+      const float median = std::bit_cast<float>(KthSmallest(abs_res, abs_res.size() / 2));
+      scale[b] = std::max(static_cast<double>(median), 0.5);
     }
     for (size_t k = 0; k < valid.size(); ++k) {
       const size_t i = valid[k];
@@ -101,31 +142,28 @@ RadiometricFit FitPif(const PixelSample& s, uint16_t nodata_before, uint16_t nod
         const double r = (fit.gain[b] * s.after[idx] + fit.offset[b] - s.before[idx]) / scale[b];
         z += r * r;
       }
-      residuals[k] = {z, i};
+      z_bits[k] = std::bit_cast<uint64_t>(z);
     }
-    const size_t keep = std::max<size_t>(
-        16, static_cast<size_t>(pif_fraction * static_cast<double>(residuals.size())));
-    std::nth_element(residuals.begin(), residuals.begin() + (keep - 1), residuals.end());
-    pif.resize(keep);
-    for (size_t k = 0; k < keep; ++k) {
-      pif[k] = residuals[k].second;
+    // Keep the `keep` pixels with the smallest z, ties going to the lower index, in ascending
+    // order (the moments then sum in memory order).
+    const size_t wanted = static_cast<size_t>(pif_fraction * static_cast<double>(valid.size()));
+    const size_t keep = std::clamp<size_t>(wanted, 16, valid.size());  // valid.size() >= 16
+    const uint64_t cut = KthSmallest(z_bits, keep - 1);
+    size_t at_cut = keep;  // how many of the pixels with z == cut are kept
+    for (const uint64_t z : z_bits) {
+      at_cut -= z < cut ? 1 : 0;
     }
-    std::sort(pif.begin(), pif.end());
+    pif.clear();
+    for (size_t k = 0; k < valid.size(); ++k) {
+      if (z_bits[k] < cut) {
+        pif.push_back(valid[k]);
+      } else if (z_bits[k] == cut && at_cut > 0) {
+        pif.push_back(valid[k]);
+        --at_cut;
+      }
+    }
     for (int b = 0; b < s.band_count; ++b) {
-      const Moments m = BandMoments(s, b, pif);
-      // Orthogonal (total least squares) regression of before on after: x = g * y + o.
-      double g;
-      if (std::fabs(m.sxy) > 1e-12) {
-        const double diff = m.sxx - m.syy;
-        g = (diff + std::sqrt(diff * diff + 4.0 * m.sxy * m.sxy)) / (2.0 * m.sxy);
-      } else {
-        g = m.syy > 0 ? std::sqrt(m.sxx / m.syy) : 1.0;
-      }
-      if (!std::isfinite(g) || g <= 0) {
-        g = 1.0;
-      }
-      fit.gain[b] = static_cast<float>(g);
-      fit.offset[b] = static_cast<float>(m.mean_x - g * m.mean_y);
+      std::tie(fit.gain[b], fit.offset[b]) = OrthogonalFit(MomentsOver(s, b, pif));
     }
   }
   fit.pif_count = pif.size();

@@ -5,6 +5,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace warmpool::imagery {
@@ -26,6 +27,17 @@ struct RadiometricFit {
 
 // gain 1, offset 0.
 RadiometricFit IdentityFit(int band_count);
+
+// Means, variances and covariance of band `band` of before (x) and after (y) over the sample
+// pixels `indices`, summed in their order; all 0 when `indices` is empty.
+struct BandMoments {
+  double mean_x = 0, mean_y = 0, sxx = 0, syy = 0, sxy = 0;
+};
+BandMoments MomentsOver(const PixelSample& s, int band, const std::vector<size_t>& indices);
+
+// Gain and offset of x = gain * y + offset by orthogonal (total least squares) regression on `m`
+// (mean/std matching when x and y do not covary); gain 1 when that is not finite and positive.
+std::pair<float, float> OrthogonalFit(const BandMoments& m);
 
 // Per-band gain/offset fitted on pseudo-invariant pixels: starts from mean/std matching, then
 // `iterations` times keeps the `pif_fraction` of valid pixels with the smallest standardised

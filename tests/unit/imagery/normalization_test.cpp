@@ -40,6 +40,47 @@ TEST_CASE("PIF recovers gain and offset despite 15 % changed pixels", "[imagery]
   CHECK(fit.pif_count > 1000);
 }
 
+TEST_CASE("PIF keeps exactly its fraction of valid pixels when residuals tie at the cut",
+          "[imagery][normalization]") {
+  // 800 pixels on x = 2y + 10 with only three distinct values (so residuals tie in large groups),
+  // 190 identical outliers and 10 nodata pixels: the fit keeps 40 % of the 990 valid pixels.
+  PixelSample s;
+  s.band_count = 1;
+  s.count = 1000;
+  s.before.resize(s.count);
+  s.after.resize(s.count);
+  for (size_t i = 0; i < s.count; ++i) {
+    const uint16_t y = static_cast<uint16_t>(100 * (1 + i % 3));
+    const bool outlier = i % 5 == 4 && i < 950;
+    const bool nodata = i >= 990;
+    s.after[i] = outlier ? 3000 : y;
+    s.before[i] = nodata ? 0 : outlier ? 50 : static_cast<uint16_t>(2 * y + 10);
+  }
+  const RadiometricFit fit = FitPif(s, 0, 0);
+  CHECK(fit.pif_count == 396);
+  CHECK(fit.gain[0] == Approx(2.0).epsilon(1e-6));
+  CHECK(fit.offset[0] == Approx(10.0).margin(1e-3));
+}
+
+TEST_CASE("Orthogonal regression on band moments", "[imagery][normalization]") {
+  PixelSample s;
+  s.band_count = 1;
+  s.count = 5;
+  s.after = {100, 200, 300, 400, 500};
+  s.before = {210, 410, 610, 810, 1010};  // x = 2y + 10
+  const BandMoments m = MomentsOver(s, 0, {0, 1, 2, 3, 4});
+  CHECK(m.mean_x == 610.0);
+  CHECK(m.mean_y == 300.0);
+  CHECK(m.sxy == 2.0 * m.syy);
+  const auto [gain, offset] = OrthogonalFit(m);
+  CHECK(gain == Approx(2.0f).epsilon(1e-6));
+  CHECK(offset == Approx(10.0f).margin(1e-3));
+  // No pixels: zero moments, and a degenerate fit falls back to gain 1.
+  const BandMoments none = MomentsOver(s, 0, {});
+  CHECK(none.sxx == 0.0);
+  CHECK(OrthogonalFit(none).first == 1.0f);
+}
+
 TEST_CASE("PIF with no valid pixel is the identity", "[imagery][normalization]") {
   PixelSample s;
   s.band_count = 1;
