@@ -117,8 +117,8 @@ RadiometricFit FitPif(const PixelSample& s, uint16_t nodata_before, uint16_t nod
     fit.gain[b] = static_cast<float>(g);
     fit.offset[b] = static_cast<float>(m.mean_x - g * m.mean_y);
   }
-  // Residuals are compared through their bits: a float residual is a float expression (its
-  // median is the same value in double), and both are >= 0, where bit order is number order.
+  // Selections run on the residuals' bits (KthSmallest): |g * y + o - x| is computed in float
+  // and z in double, both are >= 0, and for those IEEE bit order is number order.
   std::vector<uint32_t> abs_res(valid.size());
   std::vector<uint64_t> z_bits(valid.size());
   for (int iter = 0; iter < iterations; ++iter) {
