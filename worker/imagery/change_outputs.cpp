@@ -92,6 +92,31 @@ void WriteRegionsGeoJson(const std::string& path, const std::vector<Region>& reg
   }
 }
 
+std::pair<double, double> StretchRange(const uint16_t* band, size_t count) {
+  // Counting 65,536 bins instead of sorting the values: same ranks, one pass (sorting a 1024^2
+  // band took tens of milliseconds per channel).
+  std::vector<size_t> counts(size_t{1} << 16, 0);
+  for (size_t i = 0; i < count; ++i) {
+    ++counts[band[i]];
+  }
+  const size_t n = count - counts[0];
+  if (n == 0) {
+    return {0.0, 1.0};
+  }
+  // The value at 0-based rank r among the non-zero values.
+  const auto value_at_rank = [&](size_t r) {
+    size_t below = 0;
+    size_t v = 1;
+    while (below + counts[v] <= r) {
+      below += counts[v];
+      ++v;
+    }
+    return static_cast<double>(v);
+  };
+  const double lo = value_at_rank(n * 2 / 100);
+  return {lo, std::max(lo + 1, value_at_rank(n * 98 / 100))};
+}
+
 void WriteQuicklook(const std::string& path, const RasterReader& after, const std::vector<int>& rgb,
                     const uint8_t* mask, int width, int height, int max_side) {
   const double factor = std::max(1.0, static_cast<double>(std::max(width, height)) / max_side);
@@ -104,19 +129,7 @@ void WriteQuicklook(const std::string& path, const RasterReader& after, const st
   cv::Mat image(oh, ow, CV_8UC3);
   for (size_t c = 0; c < 3; ++c) {
     const uint16_t* band = pixels.data() + (rgb.size() == 3 ? c : 0) * plane;
-    std::vector<uint16_t> sorted;
-    sorted.reserve(plane);
-    for (size_t i = 0; i < plane; ++i) {
-      if (band[i] != 0) {
-        sorted.push_back(band[i]);
-      }
-    }
-    double lo = 0, hi = 1;
-    if (!sorted.empty()) {
-      std::sort(sorted.begin(), sorted.end());
-      lo = sorted[sorted.size() * 2 / 100];
-      hi = std::max(lo + 1, static_cast<double>(sorted[sorted.size() * 98 / 100]));
-    }
+    const auto [lo, hi] = StretchRange(band, plane);
     for (int y = 0; y < oh; ++y) {
       cv::Vec3b* row = image.ptr<cv::Vec3b>(y);
       for (int x = 0; x < ow; ++x) {

@@ -5,6 +5,7 @@
 #include <array>
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -29,6 +30,11 @@ nlohmann::json RegionsJson(const std::vector<Region>& regions, const GeoInfo& ge
 // properties above), with a "crs" member naming the raster's CRS. Throws ImageryError(kIo).
 void WriteRegionsGeoJson(const std::string& path, const std::vector<Region>& regions,
                          const GeoInfo& geo, const std::string& crs_name);
+
+// The quick-look's stretch of one band: its 2nd and 98th percentile over the non-zero values
+// (the values at ranks n * 2 / 100 and n * 98 / 100 of them sorted), hi at least lo + 1; {0, 1}
+// when every value is 0.
+std::pair<double, double> StretchRange(const uint16_t* band, size_t count);
 
 // Writes a PNG of `after` (bands `rgb`, 1-based, 1 or 3 of them, each stretched between its 2nd
 // and 98th percentile) reduced so the longer side is at most max_side, with the outline of the
