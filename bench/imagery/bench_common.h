@@ -3,13 +3,12 @@
 // Shared by imagery_bench and fused_pass_ab, so both measure the same pixels, the same fused-pass
 // parameters and the same-run STREAM-like copy the same way.
 
-#include <algorithm>
 #include <cstddef>
-#include <thread>
 #include <vector>
 
 #include "worker/imagery/change_math.h"
 #include "worker/imagery/lane_buffer.h"
+#include "worker/imagery/parallel_slices.h"
 #include "worker/imagery/synthetic_pair.h"
 
 namespace warmpool::imagery::bench {
@@ -24,21 +23,6 @@ struct CopyArrays {
   LaneVector<double> a{kCopyDoubles, 1.0, LaneAllocator<double>(PageLane::kBefore)};
   LaneVector<double> b{kCopyDoubles, 0.0, LaneAllocator<double>(PageLane::kBefore)};
 };
-
-// Runs fn(thread, begin, end) on `threads` contiguous slices of [0, n) and joins them. Slices
-// start at multiples of 32 elements, as CpuBackend splits a strip.
-template <typename Fn>
-void Parallel(int threads, size_t n, Fn&& fn) {
-  std::vector<std::thread> pool;
-  const size_t per = LineAlignedSlice(n, threads);
-  for (int t = 0; t < threads; ++t) {
-    const size_t begin = std::min(n, t * per), end = std::min(n, begin + per);
-    pool.emplace_back([&fn, t, begin, end] { fn(t, begin, end); });
-  }
-  for (auto& th : pool) {
-    th.join();
-  }
-}
 
 // The copy's kernel: a plain loop, as STREAM's (GCC makes it a memmove call).
 inline void CopyKernel(const double* __restrict__ a, double* __restrict__ b, size_t begin,

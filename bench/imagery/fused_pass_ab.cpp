@@ -29,11 +29,11 @@ using namespace warmpool::imagery;
 using namespace warmpool::imagery::bench;
 using Clock = std::chrono::steady_clock;
 
-// Seconds taken by Parallel(threads, n, fn).
+// Seconds taken by ParallelSlices(threads, n, fn).
 template <typename Fn>
 double TimedParallel(int threads, size_t n, Fn&& fn) {
   const auto t0 = Clock::now();
-  Parallel(threads, n, fn);
+  ParallelSlices(threads, n, fn);
   return std::chrono::duration<double>(Clock::now() - t0).count();
 }
 

@@ -138,33 +138,33 @@ int main(int argc, char** argv) {
   for (int round = 0; round < repeats; ++round) {
     for (int k = 0; k < 2; ++k) {
       timed(copy_s, [&] {
-        Parallel(threads, copy_n, [&](int, size_t s, size_t e) {
+        ParallelSlices(threads, copy_n, [&](int, size_t s, size_t e) {
           CopyKernel(arrays->a.data(), arrays->b.data(), s, e);
         });
       });
     }
     timed(fused_s, [&] {
-      Parallel(threads, n, [&](int t, size_t s, size_t e) {
+      ParallelSlices(threads, n, [&](int t, size_t s, size_t e) {
         FusedPassCpu(p, lane_before, lane_after, n, s, e, 0, scores, hists[t].data());
       });
     });
     timed(fused_full_s, [&] {
-      Parallel(threads, n, [&](int t, size_t s, size_t e) {
+      ParallelSlices(threads, n, [&](int t, size_t s, size_t e) {
         FusedPassCpu(p_full, lane_before, lane_after, n, s, e, 0, scores, hists[t].data());
       });
     });
     timed(touch_s, [&] {
-      Parallel(threads, n, [&](int, size_t s, size_t e) {
+      ParallelSlices(threads, n, [&](int, size_t s, size_t e) {
         TouchKernel(lane_before, lane_after, n, s, e, scores);
       });
     });
     timed(score_s, [&] {
-      Parallel(threads, n, [&](int, size_t s, size_t e) {
+      ParallelSlices(threads, n, [&](int, size_t s, size_t e) {
         ScoreRangeCpu(p, lane_before, lane_after, n, s, e, scores);
       });
     });
     timed(th_s, [&] {
-      Parallel(threads, n, [&](int, size_t s, size_t e) {
+      ParallelSlices(threads, n, [&](int, size_t s, size_t e) {
         ThresholdScores(scores + s, e - s, bin, mask.data() + s);
       });
     });

@@ -1,11 +1,10 @@
 #include <algorithm>
 #include <array>
-#include <thread>
 
 #include "worker/imagery/compute_backend.h"
 #include "worker/imagery/fused_pass.h"
-#include "worker/imagery/lane_buffer.h"
 #include "worker/imagery/morphology.h"
+#include "worker/imagery/parallel_slices.h"
 
 namespace warmpool::imagery {
 namespace {
@@ -33,18 +32,9 @@ class CpuBackend final : public ComputeBackend {
       FusedPassCpu(params_, before, after, plane, 0, plane, offset, out, histograms_[0].data());
       return;
     }
-    std::vector<std::thread> pool;
-    const size_t per = LineAlignedSlice(plane, threads);
-    for (int t = 0; t < threads; ++t) {
-      const size_t begin = std::min(plane, t * per);
-      const size_t end = std::min(plane, begin + per);
-      pool.emplace_back([=, this] {
-        FusedPassCpu(params_, before, after, plane, begin, end, offset, out, histograms_[t].data());
-      });
-    }
-    for (std::thread& th : pool) {
-      th.join();
-    }
+    ParallelSlices(threads, plane, [&](int t, size_t begin, size_t end) {
+      FusedPassCpu(params_, before, after, plane, begin, end, offset, out, histograms_[t].data());
+    });
   }
 
   void Histogram(uint64_t* histogram) override {
