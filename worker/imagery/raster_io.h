@@ -29,6 +29,14 @@ struct RasterInfo {
   std::optional<double> nodata;  // band 1's nodata value, when set
 };
 
+// Source row (or column) of output row i when `source_size` rows are resampled to `out_size`
+// by nearest neighbour: the source pixel under output pixel i's centre, as GDAL's nearest.
+// REQUIRES: 0 <= i < out_size, 1 <= out_size, 1 <= source_size.
+inline int NearestSourceIndex(int i, int source_size, int out_size) {
+  const int s = static_cast<int>((i + 0.5) * source_size / out_size);
+  return s < source_size - 1 ? s : source_size - 1;
+}
+
 // Closes a GDALDatasetH (GDAL's handle is an opaque void*).
 struct GdalDatasetCloser {
   void operator()(void* dataset) const;
@@ -51,7 +59,9 @@ class RasterReader {
   // fails (truncated or damaged file); `out` is then unspecified.
   void ReadStrip(const std::vector<int>& bands, int row0, int rows, uint16_t* out) const;
 
-  // Reads the whole raster resampled (nearest) to out_width x out_height, planar as ReadStrip.
+  // Reads the whole raster resampled (nearest, NearestSourceIndex) to out_width x out_height,
+  // planar as ReadStrip. Rasters with overviews are read through GDAL, which takes the samples
+  // from the best overview (a few blocks, not the whole image, from a remote COG).
   void ReadDecimated(const std::vector<int>& bands, int out_width, int out_height,
                      uint16_t* out) const;
 

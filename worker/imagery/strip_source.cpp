@@ -18,13 +18,10 @@ void MemoryStripSource::ReadSample(int out_width, int out_height, uint16_t* out)
   const size_t plane = static_cast<size_t>(out_width) * out_height;
   for (int b = 0; b < image_.band_count; ++b) {
     for (int r = 0; r < out_height; ++r) {
-      // Pixel centres, as GDAL's nearest resampling.
-      const int src_r =
-          std::min(image_.height - 1, static_cast<int>((r + 0.5) * image_.height / out_height));
+      const int src_r = NearestSourceIndex(r, image_.height, out_height);
       for (int c = 0; c < out_width; ++c) {
-        const int src_c =
-            std::min(image_.width - 1, static_cast<int>((c + 0.5) * image_.width / out_width));
-        out[b * plane + static_cast<size_t>(r) * out_width + c] = image_.at(b, src_r, src_c);
+        out[b * plane + static_cast<size_t>(r) * out_width + c] =
+            image_.at(b, src_r, NearestSourceIndex(c, image_.width, out_width));
       }
     }
   }
