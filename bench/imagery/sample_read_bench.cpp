@@ -4,7 +4,7 @@
 // same file (strips of 256 rows, as the pipeline decodes) is the floor.
 //
 // Every read opens the file afresh, so no read finds another's blocks in GDAL's cache. GDAL is
-// configured as RunChangeJob configures it (2 threads, 128 MB block cache). Both decimated reads
+// configured as RunChangeJob configures it (2 threads, 64 MB block cache). Both decimated reads
 // must give the same pixels; the bench exits 1 when they differ.
 #include <algorithm>
 #include <chrono>
@@ -67,7 +67,7 @@ int main(int argc, char** argv) {
   app.add_option("--rounds", rounds, "rounds (median of)")->check(CLI::PositiveNumber);
   app.add_option("--work-dir", work_dir, "where the GeoTIFF is written");
   CLI11_PARSE(app, argc, argv);
-  ConfigureGdal(2, 128);
+  ConfigureGdal(2, 64);
 
   SynthOptions so;
   so.width = so.height = size;
