@@ -167,13 +167,18 @@ TEST_CASE("A band-interleaved GeoTIFF reads correctly with GDAL's decoding threa
   CHECK(whole == image.pixels);
 }
 
-TEST_CASE("A decimated read names a band out of range", "[imagery][raster]") {
+TEST_CASE("A decimated read names a band out of range and reads nothing for no bands",
+          "[imagery][raster]") {
   testing::TempDir dir;
   const std::string path = dir.Sub("two-bands.tif");
   WriteTestRaster(path, 64, 64, 2, {});
   std::vector<uint16_t> out(32 * 32);
   CHECK_THROWS_WITH(RasterReader::Open(path).ReadDecimated({3}, 32, 32, out.data()),
                     Catch::Contains("band 3 is out of range"));
+  // No bands: nothing read, nothing written.
+  out.assign(out.size(), 7);
+  RasterReader::Open(path).ReadDecimated({}, 32, 32, out.data());
+  CHECK(out == std::vector<uint16_t>(32 * 32, 7));
 }
 
 }  // namespace warmpool::imagery
