@@ -1,8 +1,10 @@
 #pragma once
 
-// Shared by imagery_bench and fused_pass_ab, so both measure the same pixels, the same fused-pass
-// parameters and the same-run STREAM-like copy the same way.
+// Shared by the imagery benchmarks (imagery_bench, fused_pass_ab, sample_read_bench), so they
+// measure the same pixels, the same fused-pass parameters and the same-run STREAM-like copy the
+// same way.
 
+#include <algorithm>
 #include <cstddef>
 #include <vector>
 
@@ -23,6 +25,12 @@ struct CopyArrays {
   LaneVector<double> a{kCopyDoubles, 1.0, LaneAllocator<double>(PageLane::kBefore)};
   LaneVector<double> b{kCopyDoubles, 0.0, LaneAllocator<double>(PageLane::kBefore)};
 };
+
+// The median of `v` (the upper one for an even count), for per-round figures.
+inline double Median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
 
 // The copy's kernel: a plain loop, as STREAM's (GCC makes it a memmove call).
 inline void CopyKernel(const double* __restrict__ a, double* __restrict__ b, size_t begin,

@@ -17,12 +17,13 @@
 #include <gdal.h>
 #include <nlohmann/json.hpp>
 
+#include "bench/imagery/bench_common.h"
 #include "worker/imagery/raster_io.h"
-#include "worker/imagery/synthetic_pair.h"
 
 namespace {
 
 using namespace warmpool::imagery;
+using namespace warmpool::imagery::bench;
 using Clock = std::chrono::steady_clock;
 
 template <typename Fn>
@@ -30,11 +31,6 @@ double Seconds(Fn&& fn) {
   const auto t0 = Clock::now();
   fn();
   return std::chrono::duration<double>(Clock::now() - t0).count();
-}
-
-double Median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
 }
 
 // The previous ReadDecimated: one GDAL RasterIO of the whole image into the small buffer.
@@ -69,11 +65,7 @@ int main(int argc, char** argv) {
   CLI11_PARSE(app, argc, argv);
   ConfigureGdal(2, 64);
 
-  SynthOptions so;
-  so.width = so.height = size;
-  so.object_count = static_cast<int>(static_cast<size_t>(size) * size / 4096);
-  const std::string path =
-      WriteSyntheticPair(GenerateSyntheticPair(so), work_dir, "sample", true)["after"];
+  const std::string path = WriteSyntheticPair(BenchPair(size), work_dir, "sample", true)["after"];
   const std::vector<int> bands = {1, 2, 3, 4};
   const int out = std::min(size, side);
   std::vector<uint16_t> ours(static_cast<size_t>(out) * out * bands.size());
