@@ -166,6 +166,7 @@ ChangeMaps ComputeChange(StripSource& before, StripSource& after, const ChangeOp
     case Normalization::kHistogram:
       maps.fit = IdentityFit(band_count);
       luts = FitHistogramMatch(sample, before.nodata(), after.nodata());
+      maps.after_sample = sample.after;  // the quick-look shows `after` as it is
       ApplyLookupTables(luts, sample.after.data(), sample.count);
       break;
   }
@@ -200,6 +201,11 @@ ChangeMaps ComputeChange(StripSource& before, StripSource& after, const ChangeOp
     p.scale = 4000.0f / range;
   }
   maps.scale = p.scale;
+  maps.sample_width = sw;
+  maps.sample_height = sh;
+  if (maps.after_sample.empty()) {
+    maps.after_sample = std::move(sample.after);
+  }
   maps.timings.emplace_back("normalize_fit", Seconds(t));
 
   // 2. Strip-wise fused pass.

@@ -71,6 +71,12 @@ struct ChangeMaps {
   std::vector<uint64_t> histogram;           // kScoreBins bins of valid magnitudes
   std::string device;
   std::vector<std::pair<std::string, double>> timings;  // stage -> seconds, in order
+  // `after` as the fit sampled it (after.ReadSample), before any normalisation: planar, one
+  // sample_width x sample_height plane per selected band. The quick-look reuses it when its grid
+  // is the same, instead of decoding `after` again.
+  std::vector<uint16_t> after_sample;
+  int sample_width = 0;
+  int sample_height = 0;
 };
 
 // Runs the pipeline. REQUIRES: both sources have the same size and band count; options

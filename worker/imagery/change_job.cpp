@@ -1,5 +1,6 @@
 #include "worker/imagery/change_job.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <filesystem>
@@ -46,6 +47,38 @@ void CheckSameGrid(const RasterInfo& a, const RasterInfo& b, const std::string& 
       }
     }
   }
+}
+
+// The quick-look's bands of `after` on its grid, one plane each. When the grid is the fit's sample
+// grid (any square raster at the default sizes) the sample holds the same pixels, from the same
+// nearest-neighbour read, so `after` is not decoded a third time; otherwise the bands are read
+// into `storage`.
+std::vector<const uint16_t*> QuicklookPlanes(const ChangeMaps& maps,
+                                             const std::vector<int>& sample_bands,
+                                             const RasterReader& after, const std::vector<int>& rgb,
+                                             const QuicklookGrid& grid,
+                                             std::vector<uint16_t>& storage) {
+  const size_t plane = static_cast<size_t>(grid.width) * grid.height;
+  std::vector<const uint16_t*> planes;
+  if (grid.width == maps.sample_width && grid.height == maps.sample_height) {
+    for (const int band : rgb) {
+      const auto at = std::find(sample_bands.begin(), sample_bands.end(), band);
+      if (at == sample_bands.end()) {
+        break;
+      }
+      planes.push_back(maps.after_sample.data() + (at - sample_bands.begin()) * plane);
+    }
+    if (planes.size() == rgb.size()) {
+      return planes;
+    }
+    planes.clear();
+  }
+  storage.resize(plane * rgb.size());
+  after.ReadDecimated(rgb, grid.width, grid.height, storage.data());
+  for (size_t c = 0; c < rgb.size(); ++c) {
+    planes.push_back(storage.data() + c * plane);
+  }
+  return planes;
 }
 
 }  // namespace
@@ -121,8 +154,11 @@ nlohmann::json RunChangeJob(const ChangeJob& job, ComputeBackend& backend) {
       rgb = {options.bands.front()};
     }
     outputs["quicklook"] = base + "_quicklook.png";
-    WriteQuicklook(outputs["quicklook"], after_src.reader(), rgb, maps.mask.data(), maps.width,
-                   maps.height, job.quicklook_max_side);
+    const QuicklookGrid grid = QuicklookSize(maps.width, maps.height, job.quicklook_max_side);
+    std::vector<uint16_t> storage;
+    const std::vector<const uint16_t*> planes =
+        QuicklookPlanes(maps, options.bands, after_src.reader(), rgb, grid, storage);
+    WriteQuicklook(outputs["quicklook"], planes, grid, maps.mask.data(), maps.width, maps.height);
     quicklook_s = Seconds(t);
   }
   outputs["result_json"] = base + "_result.json";

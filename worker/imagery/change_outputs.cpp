@@ -117,18 +117,23 @@ std::pair<double, double> StretchRange(const uint16_t* band, size_t count) {
   return {lo, std::max(lo + 1, value_at_rank(n * 98 / 100))};
 }
 
-void WriteQuicklook(const std::string& path, const RasterReader& after, const std::vector<int>& rgb,
-                    const uint8_t* mask, int width, int height, int max_side) {
-  const double factor = std::max(1.0, static_cast<double>(std::max(width, height)) / max_side);
-  const int ow = std::max(1, static_cast<int>(std::lround(width / factor)));
-  const int oh = std::max(1, static_cast<int>(std::lround(height / factor)));
-  const size_t plane = static_cast<size_t>(ow) * oh;
-  std::vector<uint16_t> pixels(plane * rgb.size());
-  after.ReadDecimated(rgb, ow, oh, pixels.data());
+QuicklookGrid QuicklookSize(int width, int height, int max_side) {
+  QuicklookGrid grid;
+  grid.factor = std::max(1.0, static_cast<double>(std::max(width, height)) / max_side);
+  grid.width = std::max(1, static_cast<int>(std::lround(width / grid.factor)));
+  grid.height = std::max(1, static_cast<int>(std::lround(height / grid.factor)));
+  return grid;
+}
 
+void WriteQuicklook(const std::string& path, const std::vector<const uint16_t*>& planes,
+                    const QuicklookGrid& grid, const uint8_t* mask, int width, int height) {
+  const int ow = grid.width;
+  const int oh = grid.height;
+  const double factor = grid.factor;
+  const size_t plane = static_cast<size_t>(ow) * oh;
   cv::Mat image(oh, ow, CV_8UC3);
   for (size_t c = 0; c < 3; ++c) {
-    const uint16_t* band = pixels.data() + (rgb.size() == 3 ? c : 0) * plane;
+    const uint16_t* band = planes[planes.size() == 3 ? c : 0];
     const auto [lo, hi] = StretchRange(band, plane);
     for (int y = 0; y < oh; ++y) {
       cv::Vec3b* row = image.ptr<cv::Vec3b>(y);

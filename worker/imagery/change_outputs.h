@@ -36,10 +36,20 @@ void WriteRegionsGeoJson(const std::string& path, const std::vector<Region>& reg
 // when every value is 0.
 std::pair<double, double> StretchRange(const uint16_t* band, size_t count);
 
-// Writes a PNG of `after` (bands `rgb`, 1-based, 1 or 3 of them, each stretched between its 2nd
-// and 98th percentile) reduced so the longer side is at most max_side, with the outline of the
-// change mask (value 1) drawn in red. Throws ImageryError(kIo) or (kCorrupt) from the read.
-void WriteQuicklook(const std::string& path, const RasterReader& after, const std::vector<int>& rgb,
-                    const uint8_t* mask, int width, int height, int max_side);
+// The quick-look's grid: width x height reduced by `factor` so the longer side is at most
+// max_side (factor 1 when it already is).
+struct QuicklookGrid {
+  int width = 0;
+  int height = 0;
+  double factor = 1.0;
+};
+QuicklookGrid QuicklookSize(int width, int height, int max_side);
+
+// Writes a PNG of `after` on `grid` from `planes` (1 or 3 planes of grid.width x grid.height
+// values: grey, or red, green, blue; each stretched between its 2nd and 98th percentile), with the
+// outline of the change mask (value 1 in the width x height mask) drawn in red. Throws
+// ImageryError(kIo).
+void WriteQuicklook(const std::string& path, const std::vector<const uint16_t*>& planes,
+                    const QuicklookGrid& grid, const uint8_t* mask, int width, int height);
 
 }  // namespace warmpool::imagery
