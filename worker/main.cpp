@@ -9,6 +9,7 @@
 
 #include "common/logging.h"
 #include "worker/builtin_tasks.h"
+#include "worker/cpu_budget.h"
 #include "worker/imagery_tasks.h"
 #include "worker/task_registry.h"
 #include "worker/worker.h"
@@ -31,6 +32,14 @@ int main(int argc, char** argv) {
     imagery_config.data_root = options.data_root;
     imagery_config.output_root = options.output_root;
     imagery_config.device = options.device;
+    const int cpus = worker::AvailableCpus();
+    imagery_config.threads =
+        worker::ImageryThreads(options.imagery_threads, cpus, options.concurrency);
+    LogEvent(spdlog::level::info, "imagery_threads",
+             {{"threads", imagery_config.threads},
+              {"available_cpus", cpus},
+              {"concurrency", options.concurrency},
+              {"source", options.imagery_threads > 0 ? "set" : "auto"}});
     worker::RegisterImageryTasks(registry, imagery_config);
     for (const auto& spec : options.task_aliases) registry.AddAliasSpec(spec);
   } catch (const std::exception& e) {

@@ -106,6 +106,12 @@ ParsedCommandLine ParseWorkerCommandLine(int argc, const char* const* argv,
                  "Imagery compute device: auto (GPU when one is usable, else CPU), cpu, cuda, "
                  "cuda:N [default: auto]")
       ->envname("WARMPOOL_DEVICE");
+  app.add_option("--imagery-threads", opts.imagery_threads,
+                 "CPU threads per imagery task (raster decoding, the CPU pass, morphology); 0 = "
+                 "the CPUs this process may use (affinity, cgroup CPU limit) / concurrency "
+                 "[default: 0]")
+      ->envname("WARMPOOL_IMAGERY_THREADS")
+      ->check(CLI::Range(0, 1024));
   app.set_version_flag("--version", "warmpool-worker 0.1.0");
 
   try {

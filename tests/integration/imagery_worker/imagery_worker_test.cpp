@@ -24,7 +24,8 @@ TEST_CASE("imagery.change_detection from Python Celery: result, outputs, clear f
                            "256", "--seed", "11"},
                           60s);
   REQUIRE(synth.exit_code == 0);
-  auto worker = fx.StartWorker({"-Q", "gpu", "--data-root", root, "--device", "cpu"});
+  auto worker = fx.StartWorker(
+      {"-Q", "gpu", "--data-root", root, "--device", "cpu", "--imagery-threads", "3"});
   const std::string before = root + "/pair/synth_before.tif";
   const std::string after = root + "/pair/synth_after.tif";
 
@@ -44,6 +45,7 @@ TEST_CASE("imagery.change_detection from Python Celery: result, outputs, clear f
     CHECK(std::filesystem::exists(res["outputs"]["mask"].get<std::string>()));
     CHECK(std::filesystem::exists(res["outputs"]["quicklook"].get<std::string>()));
     CHECK(std::filesystem::exists(res["outputs"]["regions_geojson"].get<std::string>()));
+    CHECK_THAT(worker->Log(), Catch::Contains("imagery_threads") && Catch::Contains("threads=3"));
   }
   SECTION("identical images: no change") {
     json r = fx.Client({"call", "imagery.change_detection", "--queue", "gpu", "--args",

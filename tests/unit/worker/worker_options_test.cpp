@@ -43,6 +43,7 @@ TEST_CASE("Defaults follow Celery, with GPU-friendly concurrency and prefetch",
   CHECK_FALSE(o.task_events);
   CHECK(o.health_listen == "off");
   CHECK(o.deadletter_key == "warmpool.deadletter");
+  CHECK(o.imagery_threads == 0);  // auto: available CPUs / concurrency
 }
 
 TEST_CASE("Flags and environment are read", "[worker][options]") {
@@ -83,7 +84,9 @@ TEST_CASE("Flags and environment are read", "[worker][options]") {
                   "--time-limit",
                   "60",
                   "--data-root",
-                  "/data"},
+                  "/data",
+                  "--imagery-threads",
+                  "6"},
                  CeleryEnv);
   REQUIRE(p.options.has_value());
   const WorkerOptions& o = *p.options;
@@ -100,6 +103,7 @@ TEST_CASE("Flags and environment are read", "[worker][options]") {
   CHECK(o.task_events);
   CHECK(o.time_limit == std::optional<double>(60));
   CHECK(o.data_root == "/data");
+  CHECK(o.imagery_threads == 6);
 }
 
 TEST_CASE("The result backend defaults to the broker", "[worker][options]") {
@@ -122,6 +126,7 @@ TEST_CASE("Usage errors exit 2 and name the flag", "[worker][options][negative]"
       {"bad log format", {"--log-format", "xml"}, "log-format"},
       {"empty queues", {"-Q", ","}, "queues"},
       {"unknown flag", {"--bogus"}, "bogus"},
+      {"negative imagery threads", {"--imagery-threads", "-1"}, "imagery-threads"},
   };
   for (const auto& c : cases) {
     DYNAMIC_SECTION(c.name) {
