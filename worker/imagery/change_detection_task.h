@@ -61,8 +61,9 @@ class TaskArgumentError : public ImageryError {
 //    valid_pixels, changed_pixels, changed_fraction, changed_area_map, [direction_sectors[16]],
 //    region_count, regions [{id, area_px, area_map, pixel_bbox, map_bbox, centroid_px}],
 //    regions_truncated, outputs {mask, regions_geojson, result_json, [quicklook], [magnitude]},
-//    timings_s {open, sample, normalize_fit, decode, fused_pass, threshold, mask_filter,
-//               regions, compute_total, encode, quicklook, total}}
+//    decoded_whole (the pair was decoded once into memory, not read in strips),
+//    timings_s {open, decode_whole, sample, normalize_fit, decode, fused_pass, threshold,
+//               mask_filter, regions, compute_total, encode, quicklook, total}}
 // Throws TaskArgumentError for bad arguments, ImageryError for bad data (missing or corrupt
 // raster: FileNotFoundError/ValueError; outside the data root: PermissionError; size, CRS or band
 // mismatch and band out of range: ValueError; CUDA failure: RuntimeError). Thread-safe: each

@@ -22,6 +22,10 @@ struct ChangeJob {
   bool write_magnitude = false;  // <prefix>_magnitude.tif (uint16 bins, band scale = 1/scale)
   size_t max_regions_in_result = 1000;  // the GeoJSON always has every region
   int quicklook_max_side = 1024;
+  // Pairs whose selected bands decode to at most this many MiB (both dates, uint16) are decoded
+  // whole, once (a 4096^2 4-band pair: 256 MiB); larger ones are read in strips, which decodes
+  // every block twice but keeps memory bounded (a 10980^2 4-band pair: 1.8 GiB). 0 = always strips.
+  size_t whole_decode_max_mb = 384;
 };
 
 // Runs `job` on `backend`. Writes <prefix>_mask.tif (uint8: 0 no change, 1 change, 255 nodata;

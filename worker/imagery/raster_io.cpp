@@ -217,6 +217,10 @@ void RasterReader::ReadStrip(const std::vector<int>& bands, int row0, int rows,
   }
 }
 
+bool RasterReader::HasOverviews(int band) const {
+  return GDALGetOverviewCount(GDALGetRasterBand(dataset_.get(), band)) > 0;
+}
+
 void RasterReader::ReadDecimated(const std::vector<int>& bands, int out_width, int out_height,
                                  uint16_t* out) const {
   CheckBands(info_, path_, bands);
@@ -228,8 +232,7 @@ void RasterReader::ReadDecimated(const std::vector<int>& bands, int out_width, i
   if (out_width == width && out_height == height) {
     return ReadStrip(bands, 0, height, out);
   }
-  GDALRasterBandH band1 = GDALGetRasterBand(dataset_.get(), bands[0]);
-  if (GDALGetOverviewCount(band1) > 0) {
+  if (HasOverviews(bands[0])) {
     QuietGdalErrors quiet;
     const CPLErr err = GDALDatasetRasterIO(
         dataset_.get(), GF_Read, 0, 0, width, height, out, out_width, out_height, GDT_UInt16,
@@ -247,7 +250,7 @@ void RasterReader::ReadDecimated(const std::vector<int>& bands, int out_width, i
   // with all bands at once, one block row (a window) at a time, so each tile is decoded once, and
   // the sampled columns are picked in memory.
   int block_width = 0, block_height = 0;
-  GDALGetBlockSize(band1, &block_width, &block_height);
+  GDALGetBlockSize(GDALGetRasterBand(dataset_.get(), bands[0]), &block_width, &block_height);
   const size_t row_values = static_cast<size_t>(width) * bands.size();
   constexpr size_t kWindowBytes = size_t{16} << 20;  // bounds the window for one-strip rasters
   const int max_rows = static_cast<int>(std::clamp<size_t>(

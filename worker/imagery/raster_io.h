@@ -59,6 +59,9 @@ class RasterReader {
   // fails (truncated or damaged file); `out` is then unspecified.
   void ReadStrip(const std::vector<int>& bands, int row0, int rows, uint16_t* out) const;
 
+  // True when the 1-based `band` has overviews (ReadDecimated then reads through GDAL).
+  bool HasOverviews(int band) const;
+
   // Reads the whole raster resampled (nearest, NearestSourceIndex) to out_width x out_height,
   // planar as ReadStrip. Rasters with overviews are read through GDAL, which takes the samples
   // from the best overview (a few blocks, not the whole image, from a remote COG).

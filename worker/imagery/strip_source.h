@@ -6,8 +6,10 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
+#include "worker/imagery/huge_page_buffer.h"
 #include "worker/imagery/raster_io.h"
 
 namespace warmpool::imagery {
@@ -56,23 +58,49 @@ class MemoryStripSource final : public StripSource {
   uint16_t nodata_;
 };
 
-// Reads the 1-based `bands` of a GDAL raster. nodata: the raster's nodata value when it is an
-// integer in 0..65535, else 0.
-class GdalStripSource final : public StripSource {
+// The nodata value the pipeline uses for a raster: its nodata value when that is an integer in
+// 0..65535, else 0.
+uint16_t PipelineNodata(const RasterInfo& info);
+
+// What the two sources of a GDAL raster share: the 1-based `bands` they read and the nodata
+// value (PipelineNodata). `reader` is not owned and must outlive the source.
+class RasterStripSource : public StripSource {
  public:
-  GdalStripSource(RasterReader reader, std::vector<int> bands);
   int width() const override { return reader_.info().width; }
   int height() const override { return reader_.info().height; }
   int band_count() const override { return static_cast<int>(bands_.size()); }
   uint16_t nodata() const override { return nodata_; }
+
+ protected:
+  RasterStripSource(const RasterReader& reader, std::vector<int> bands);
+
+  const RasterReader& reader_;
+  const std::vector<int> bands_;
+  const uint16_t nodata_;
+};
+
+// Reads a GDAL raster strip by strip.
+class GdalStripSource final : public RasterStripSource {
+ public:
+  GdalStripSource(const RasterReader& reader, std::vector<int> bands)
+      : RasterStripSource(reader, std::move(bands)) {}
   void ReadStrip(int row0, int rows, uint16_t* out) override;
   void ReadSample(int out_width, int out_height, uint16_t* out) override;
-  const RasterReader& reader() const { return reader_; }
+};
+
+// Decodes a GDAL raster whole at construction, in one multi-threaded GDAL read into huge pages,
+// then serves strips and the sample from memory. The pipeline otherwise decodes every block twice
+// (the sample, then the strips); RunChangeJob uses this source for pairs within a memory budget.
+// A raster with overviews still takes its sample from GDAL, so this source gives exactly the
+// pixels GdalStripSource gives. Throws ImageryError (kCorrupt) from the read.
+class DecodedStripSource final : public RasterStripSource {
+ public:
+  DecodedStripSource(const RasterReader& reader, std::vector<int> bands);
+  void ReadStrip(int row0, int rows, uint16_t* out) override;
+  void ReadSample(int out_width, int out_height, uint16_t* out) override;
 
  private:
-  RasterReader reader_;
-  std::vector<int> bands_;
-  uint16_t nodata_ = 0;
+  HugePageBuffer<uint16_t> pixels_;  // planar, as PlanarImage
 };
 
 }  // namespace warmpool::imagery

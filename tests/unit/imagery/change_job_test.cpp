@@ -88,5 +88,44 @@ TEST_CASE("The quick-look is the same whether it reuses the fit's sample or read
   }
 }
 
+TEST_CASE("A pair decoded whole gives the products it gives read in strips", "[imagery][job]") {
+  testing::TempDir dir;
+  SynthOptions s;
+  s.width = 300;
+  s.height = 200;
+  s.object_count = 10;
+  s.max_object_side = 30;
+  s.nodata_border_px = 20;
+  const nlohmann::json files = WriteSyntheticPair(GenerateSyntheticPair(s), dir.Sub("d"), "pair");
+  nlohmann::json results[2];
+  for (const size_t budget : {size_t{0}, size_t{384}}) {
+    ChangeJob job;
+    job.before_path = files["before"];
+    job.after_path = files["after"];
+    job.output_dir = dir.Sub("out" + std::to_string(budget));
+    job.options.sample_side = 128;  // decimated: the sample comes from memory, not GDAL
+    job.quicklook_max_side = 150;   // a grid of its own: the quick-look reads `after` again
+    job.write_magnitude = true;
+    job.whole_decode_max_mb = budget;
+    ComputeBackendPtr backend = MakeCpuBackend(2);
+    results[budget == 0 ? 0 : 1] = RunChangeJob(job, *backend);
+  }
+  const nlohmann::json& strips = results[0];
+  const nlohmann::json& whole = results[1];
+  CHECK_FALSE(strips["decoded_whole"].get<bool>());
+  CHECK(whole["decoded_whole"].get<bool>());
+  CHECK(whole["timings_s"]["decode_whole"].get<double>() > 0);
+  REQUIRE(strips["changed_pixels"].get<uint64_t>() > 0);
+  for (const char* key : {"changed_pixels", "valid_pixels", "threshold", "normalization", "regions",
+                          "direction_sectors"}) {
+    INFO(key);
+    CHECK(whole[key] == strips[key]);
+  }
+  for (const char* output : {"mask", "magnitude", "quicklook", "regions_geojson"}) {
+    INFO(output);
+    CHECK(FileBytes(whole["outputs"][output]) == FileBytes(strips["outputs"][output]));
+  }
+}
+
 }  // namespace
 }  // namespace warmpool::imagery

@@ -130,7 +130,8 @@ TEST_CASE("A GeoTIFF and the same image in memory give the same sample", "[image
   const std::string path = dir.Sub("sample.tif");
   const PlanarImage image =
       WriteTestRaster(path, 777, 391, 3, {"TILED=YES", "BLOCKXSIZE=64", "BLOCKYSIZE=64"});
-  GdalStripSource file(RasterReader::Open(path), {1, 2, 3});
+  const RasterReader reader = RasterReader::Open(path);
+  GdalStripSource file(reader, {1, 2, 3});
   MemoryStripSource memory(image, 0);
   std::vector<uint16_t> from_file(300 * 200 * 3), from_memory(from_file.size());
   file.ReadSample(300, 200, from_file.data());
@@ -140,6 +141,54 @@ TEST_CASE("A GeoTIFF and the same image in memory give the same sample", "[image
   std::vector<uint16_t> whole(image.pixels.size());
   file.ReadSample(777, 391, whole.data());
   CHECK(whole == image.pixels);
+}
+
+TEST_CASE("A raster decoded whole gives the pixels it gives read in strips", "[imagery][raster]") {
+  testing::TempDir dir;
+  for (const bool overviews : {false, true}) {
+    const std::string path = dir.Sub(overviews ? "overviews.tif" : "plain.tif");
+    WriteTestRaster(path, 531, 389, 4,
+                    {"TILED=YES", "BLOCKXSIZE=128", "BLOCKYSIZE=128", "COMPRESS=DEFLATE"});
+    if (overviews) {
+      GDALDatasetH ds = GDALOpen(path.c_str(), GA_Update);
+      REQUIRE(ds != nullptr);
+      int level = 2;
+      REQUIRE(GDALBuildOverviews(ds, "AVERAGE", 1, &level, 0, nullptr, nullptr, nullptr) ==
+              CE_None);
+      GDALClose(ds);
+    }
+    const RasterReader reader = RasterReader::Open(path);
+    const std::vector<int> bands = {4, 2, 3};
+    GdalStripSource strips(reader, bands);
+    DecodedStripSource decoded(reader, bands);
+    INFO((overviews ? "with" : "without") << " overviews");
+    CHECK(decoded.nodata() == strips.nodata());
+    for (const auto& [row0, rows] : {std::pair{0, 100}, {100, 100}, {300, 89}, {0, 389}}) {
+      std::vector<uint16_t> a(static_cast<size_t>(rows) * 531 * bands.size()), b(a.size());
+      strips.ReadStrip(row0, rows, a.data());
+      decoded.ReadStrip(row0, rows, b.data());
+      CHECK(a == b);
+    }
+    // Decimated (from overviews when there are some), and full size.
+    for (const auto& [w, h] : {std::pair{265, 194}, {100, 300}, {531, 389}}) {
+      std::vector<uint16_t> a(static_cast<size_t>(w) * h * bands.size()), b(a.size());
+      strips.ReadSample(w, h, a.data());
+      decoded.ReadSample(w, h, b.data());
+      CHECK(a == b);
+    }
+  }
+}
+
+TEST_CASE("A huge-page buffer is 2 MiB aligned and holds what is written", "[imagery][raster]") {
+  HugePageBuffer<uint16_t> empty;
+  CHECK(empty.size() == 0);
+  HugePageBuffer<uint16_t> buffer(3'000'001);  // not a multiple of the page
+  REQUIRE(buffer.size() == 3'000'001);
+  CHECK(reinterpret_cast<uintptr_t>(buffer.data()) % (size_t{2} << 20) == 0);
+  for (size_t i = 0; i < buffer.size(); ++i) {
+    buffer.data()[i] = static_cast<uint16_t>(i * 7);
+  }
+  CHECK(buffer.data()[buffer.size() - 1] == static_cast<uint16_t>((buffer.size() - 1) * 7));
 }
 
 // Counts the errors GDAL reports from any thread (its decoding threads use the global handler).
