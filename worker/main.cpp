@@ -32,6 +32,9 @@ int main(int argc, char** argv) {
     imagery_config.data_root = options.data_root;
     imagery_config.output_root = options.output_root;
     imagery_config.device = options.device;
+    if (options.imagery_decode_budget_mb) {
+      imagery_config.whole_decode_max_mb = *options.imagery_decode_budget_mb;
+    }
     const int cpus = worker::AvailableCpus();
     imagery_config.threads =
         worker::ImageryThreads(options.imagery_threads, cpus, options.concurrency);

@@ -106,6 +106,12 @@ ParsedCommandLine ParseWorkerCommandLine(int argc, const char* const* argv,
                  "Imagery compute device: auto (GPU when one is usable, else CPU), cpu, cuda, "
                  "cuda:N [default: auto]")
       ->envname("WARMPOOL_DEVICE");
+  app.add_option("--imagery-decode-budget-mb", opts.imagery_decode_budget_mb,
+                 "Image pairs up to this many MiB decoded (both dates, uint16) are decoded once "
+                 "into memory; larger ones are read in strips (bounded memory, each block decoded "
+                 "twice). 0 = always strips [default: 384]")
+      ->envname("WARMPOOL_IMAGERY_DECODE_BUDGET_MB")
+      ->check(CLI::Range(size_t{0}, size_t{1} << 20));
   app.add_option("--imagery-threads", opts.imagery_threads,
                  "CPU threads per imagery task (raster decoding, the CPU pass, morphology); 0 = "
                  "the CPUs this process may use (affinity, cgroup CPU limit) / concurrency "

@@ -39,6 +39,8 @@ struct WorkerOptions {
   std::string data_root;        // --data-root: directory tasks resolve file paths in (TaskContext)
   std::string output_root;      // --output-root: imagery outputs; empty = <data_root>/changes
   std::string device = "auto";  // --device: auto | cpu | cuda | cuda:N (imagery tasks)
+  // --imagery-decode-budget-mb; unset = the imagery task's default (384), 0 = always strips
+  std::optional<size_t> imagery_decode_budget_mb;
   int imagery_threads = 0;  // --imagery-threads: per imagery task; 0 = available CPUs / concurrency
 
   // messages taken at once, excluding ETA-held ones

@@ -279,6 +279,7 @@ Json RunChangeDetectionTask(const Json& args, const Json& kwargs, const ImageryC
   o.nir_band = static_cast<int>(GetInt(b, "nir_band", 4, 1, 65535));
   o.threads = std::max(1, cfg.threads);
   o.strip_rows = std::max(1, cfg.strip_rows);
+  job.whole_decode_max_mb = cfg.whole_decode_max_mb;
   job.quicklook = GetBool(b, "quicklook", true);
   job.write_magnitude = GetBool(b, "magnitude", false);
 

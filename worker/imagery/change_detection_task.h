@@ -16,6 +16,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "worker/imagery/change_job.h"
 #include "worker/imagery/compute_backend.h"
 #include "worker/imagery/imagery_error.h"
 
@@ -36,6 +37,9 @@ struct ImageryConfig {
   std::string device = "auto";
   int threads = 2;       // CPU threads (fused pass, morphology, GDAL decode)
   int strip_rows = 256;  // rows per strip: memory is O(strip_rows * width * bands) + 3 B/px
+  // --imagery-decode-budget-mb: pairs up to this many MiB decoded are decoded once, whole
+  // (ChangeJob::whole_decode_max_mb); 0 = always read in strips.
+  size_t whole_decode_max_mb = kDefaultWholeDecodeMaxMb;
 };
 
 // Wrong argument type (exc_type "TypeError": not a string, list, int or bool where one is

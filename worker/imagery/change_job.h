@@ -3,6 +3,7 @@
 // One change-detection job on files: open and validate both rasters, run the pipeline, write the
 // products and return the result document.
 
+#include <cstddef>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -11,6 +12,8 @@
 #include "worker/imagery/compute_backend.h"
 
 namespace warmpool::imagery {
+
+inline constexpr size_t kDefaultWholeDecodeMaxMb = 384;
 
 struct ChangeJob {
   std::string before_path;  // already resolved against the data root (ResolveDataPath)
@@ -25,7 +28,7 @@ struct ChangeJob {
   // Pairs whose selected bands decode to at most this many MiB (both dates, uint16) are decoded
   // whole, once (a 4096^2 4-band pair: 256 MiB); larger ones are read in strips, which decodes
   // every block twice but keeps memory bounded (a 10980^2 4-band pair: 1.8 GiB). 0 = always strips.
-  size_t whole_decode_max_mb = 384;
+  size_t whole_decode_max_mb = kDefaultWholeDecodeMaxMb;
 };
 
 // Runs `job` on `backend`. Writes <prefix>_mask.tif (uint8: 0 no change, 1 change, 255 nodata;

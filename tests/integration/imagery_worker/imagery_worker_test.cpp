@@ -24,8 +24,8 @@ TEST_CASE("imagery.change_detection from Python Celery: result, outputs, clear f
                            "256", "--seed", "11"},
                           60s);
   REQUIRE(synth.exit_code == 0);
-  auto worker = fx.StartWorker(
-      {"-Q", "gpu", "--data-root", root, "--device", "cpu", "--imagery-threads", "3"});
+  auto worker = fx.StartWorker({"-Q", "gpu", "--data-root", root, "--device", "cpu",
+                                "--imagery-threads", "3", "--imagery-decode-budget-mb", "0"});
   const std::string before = root + "/pair/synth_before.tif";
   const std::string after = root + "/pair/synth_after.tif";
 
@@ -39,6 +39,7 @@ TEST_CASE("imagery.change_detection from Python Celery: result, outputs, clear f
     const json& res = r["result"];
     CHECK(res["device"] == "cpu");
     CHECK(res["method"] == "cva");
+    CHECK(res["decoded_whole"] == false);  // --imagery-decode-budget-mb 0: read in strips
     CHECK(res["changed_pixels"].get<long>() > 0);
     CHECK(res["changed_fraction"].get<double>() < 0.5);
     CHECK(res["region_count"].get<long>() > 0);

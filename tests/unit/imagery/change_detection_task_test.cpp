@@ -60,6 +60,7 @@ TEST_CASE("The task writes georeferenced products and a complete result", "[imag
   CHECK(result["changed_fraction"].get<double>() < 0.5);
   CHECK(result["region_count"].get<size_t>() == result["regions"].size());
   CHECK(result["crs"] == "EPSG:32633");
+  CHECK(result["decoded_whole"] == true);  // 128x96x4: far under the default budget
   for (const char* stage :
        {"decode", "fused_pass", "threshold", "mask_filter", "encode", "total"}) {
     CHECK(result["timings_s"].contains(stage));

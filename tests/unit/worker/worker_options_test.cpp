@@ -43,7 +43,8 @@ TEST_CASE("Defaults follow Celery, with GPU-friendly concurrency and prefetch",
   CHECK_FALSE(o.task_events);
   CHECK(o.health_listen == "off");
   CHECK(o.deadletter_key == "warmpool.deadletter");
-  CHECK(o.imagery_threads == 0);  // auto: available CPUs / concurrency
+  CHECK(o.imagery_threads == 0);                        // auto: available CPUs / concurrency
+  CHECK_FALSE(o.imagery_decode_budget_mb.has_value());  // the imagery task's own default
 }
 
 TEST_CASE("Flags and environment are read", "[worker][options]") {
@@ -86,7 +87,9 @@ TEST_CASE("Flags and environment are read", "[worker][options]") {
                   "--data-root",
                   "/data",
                   "--imagery-threads",
-                  "6"},
+                  "6",
+                  "--imagery-decode-budget-mb",
+                  "0"},
                  CeleryEnv);
   REQUIRE(p.options.has_value());
   const WorkerOptions& o = *p.options;
@@ -104,6 +107,7 @@ TEST_CASE("Flags and environment are read", "[worker][options]") {
   CHECK(o.time_limit == std::optional<double>(60));
   CHECK(o.data_root == "/data");
   CHECK(o.imagery_threads == 6);
+  CHECK(o.imagery_decode_budget_mb == std::optional<size_t>(0));
 }
 
 TEST_CASE("The result backend defaults to the broker", "[worker][options]") {
@@ -127,6 +131,7 @@ TEST_CASE("Usage errors exit 2 and name the flag", "[worker][options][negative]"
       {"empty queues", {"-Q", ","}, "queues"},
       {"unknown flag", {"--bogus"}, "bogus"},
       {"negative imagery threads", {"--imagery-threads", "-1"}, "imagery-threads"},
+      {"negative decode budget", {"--imagery-decode-budget-mb", "-5"}, "imagery-decode-budget-mb"},
   };
   for (const auto& c : cases) {
     DYNAMIC_SECTION(c.name) {

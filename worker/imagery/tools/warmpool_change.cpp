@@ -19,6 +19,8 @@ int main(int argc, char** argv) {
   app.add_option("--device", cfg.device, "auto | cpu | cuda | cuda:N");
   app.add_option("--threads", cfg.threads, "CPU threads");
   app.add_option("--strip-rows", cfg.strip_rows, "rows per strip");
+  app.add_option("--decode-budget-mb", cfg.whole_decode_max_mb,
+                 "pairs up to this many MiB decoded are decoded whole; 0 = strips");
   CLI11_PARSE(app, argc, argv);
   warmpool::SetupLogging(warmpool::LogFormat::kText, spdlog::level::info, "warmpool-change");
   try {
