@@ -202,19 +202,23 @@ RasterReader RasterReader::Open(const std::string& path) {
   return RasterReader(path, std::move(ds), std::move(info));
 }
 
+void RasterReader::ReadWindow(const std::vector<int>& bands, int row0, int rows, int out_width,
+                              int out_height, uint16_t* out, const std::string& what) const {
+  QuietGdalErrors quiet;
+  const CPLErr err = GDALDatasetRasterIO(
+      dataset_.get(), GF_Read, 0, row0, info_.width, rows, out, out_width, out_height, GDT_UInt16,
+      static_cast<int>(bands.size()), const_cast<int*>(bands.data()), 0, 0, 0);
+  if (err != CE_None) {
+    throw ImageryError(ImageryError::Kind::kCorrupt,
+                       "cannot read " + what + "'" + path_ + "': " + LastGdalMessage());
+  }
+}
+
 void RasterReader::ReadStrip(const std::vector<int>& bands, int row0, int rows,
                              uint16_t* out) const {
   CheckBands(info_, path_, bands);
-  QuietGdalErrors quiet;
-  const CPLErr err = GDALDatasetRasterIO(
-      dataset_.get(), GF_Read, 0, row0, info_.width, rows, out, info_.width, rows, GDT_UInt16,
-      static_cast<int>(bands.size()), const_cast<int*>(bands.data()), 0, 0, 0);
-  if (err != CE_None) {
-    throw ImageryError(ImageryError::Kind::kCorrupt, "cannot read rows " + std::to_string(row0) +
-                                                         ".." + std::to_string(row0 + rows - 1) +
-                                                         " of '" + path_ +
-                                                         "': " + LastGdalMessage());
-  }
+  ReadWindow(bands, row0, rows, info_.width, rows, out,
+             "rows " + std::to_string(row0) + ".." + std::to_string(row0 + rows - 1) + " of ");
 }
 
 bool RasterReader::HasOverviews(int band) const {
@@ -233,15 +237,7 @@ void RasterReader::ReadDecimated(const std::vector<int>& bands, int out_width, i
     return ReadStrip(bands, 0, height, out);
   }
   if (HasOverviews(bands[0])) {
-    QuietGdalErrors quiet;
-    const CPLErr err = GDALDatasetRasterIO(
-        dataset_.get(), GF_Read, 0, 0, width, height, out, out_width, out_height, GDT_UInt16,
-        static_cast<int>(bands.size()), const_cast<int*>(bands.data()), 0, 0, 0);
-    if (err != CE_None) {
-      throw ImageryError(ImageryError::Kind::kCorrupt,
-                         "cannot read '" + path_ + "': " + LastGdalMessage());
-    }
-    return;
+    return ReadWindow(bands, 0, height, out_width, out_height, out, "");
   }
   // Without overviews, GDAL's own decimated read walks the image once per band through the
   // block cache, so each compressed tile is decoded once per band when the image outruns the

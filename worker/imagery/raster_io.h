@@ -72,6 +72,12 @@ class RasterReader {
   RasterReader(std::string path, GdalDatasetPtr dataset, RasterInfo info)
       : path_(std::move(path)), dataset_(std::move(dataset)), info_(std::move(info)) {}
 
+  // One GDAL read of rows [row0, row0 + rows), full width, into out_width x out_height (GDAL's
+  // own resampling when the sizes differ). Throws ImageryError(kCorrupt): "cannot read
+  // <what>'<path>'".
+  void ReadWindow(const std::vector<int>& bands, int row0, int rows, int out_width, int out_height,
+                  uint16_t* out, const std::string& what) const;
+
   std::string path_;
   GdalDatasetPtr dataset_;
   RasterInfo info_;
