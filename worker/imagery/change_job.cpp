@@ -50,34 +50,42 @@ void CheckSameGrid(const RasterInfo& a, const RasterInfo& b, const std::string& 
   }
 }
 
-// The quick-look's bands of `after` on its grid, one plane each. When the grid is the fit's sample
-// grid (any square raster at the default sizes) the sample holds the same pixels, from the same
-// nearest-neighbour read, so `after` is not decoded a third time; otherwise the bands are read
-// into `storage`.
+// The quick-look's bands of `after` on its grid, one plane each. When they are among the
+// selected bands they come from the source: from the fit's sample when the grids match (any square
+// raster at the default sizes: the same nearest-neighbour read), else from a sample on the
+// quick-look's grid (from memory when the pair was decoded whole). Otherwise `after` is read
+// again. `storage` holds what was read.
 std::vector<const uint16_t*> QuicklookPlanes(const ChangeMaps& maps,
                                              const std::vector<int>& sample_bands,
-                                             const RasterReader& after, const std::vector<int>& rgb,
-                                             const QuicklookGrid& grid,
+                                             StripSource& after_src, const RasterReader& after,
+                                             const std::vector<int>& rgb, const QuicklookGrid& grid,
                                              std::vector<uint16_t>& storage) {
   const size_t plane = static_cast<size_t>(grid.width) * grid.height;
-  std::vector<const uint16_t*> planes;
-  if (grid.width == maps.sample_width && grid.height == maps.sample_height) {
-    for (const int band : rgb) {
-      const auto at = std::find(sample_bands.begin(), sample_bands.end(), band);
-      if (at == sample_bands.end()) {
-        break;
-      }
-      planes.push_back(maps.after_sample.data() + (at - sample_bands.begin()) * plane);
+  std::vector<size_t> index;  // each quick-look band's place among the selected bands
+  for (const int band : rgb) {
+    const auto at = std::find(sample_bands.begin(), sample_bands.end(), band);
+    if (at == sample_bands.end()) {
+      break;
     }
-    if (planes.size() == rgb.size()) {
-      return planes;
-    }
-    planes.clear();
+    index.push_back(static_cast<size_t>(at - sample_bands.begin()));
   }
-  storage.resize(plane * rgb.size());
-  after.ReadDecimated(rgb, grid.width, grid.height, storage.data());
-  for (size_t c = 0; c < rgb.size(); ++c) {
-    planes.push_back(storage.data() + c * plane);
+  std::vector<const uint16_t*> planes;
+  if (index.size() < rgb.size()) {
+    storage.resize(plane * rgb.size());
+    after.ReadDecimated(rgb, grid.width, grid.height, storage.data());
+    for (size_t c = 0; c < rgb.size(); ++c) {
+      planes.push_back(storage.data() + c * plane);
+    }
+    return planes;
+  }
+  const uint16_t* source = maps.after_sample.data();
+  if (grid.width != maps.sample_width || grid.height != maps.sample_height) {
+    storage.resize(plane * sample_bands.size());
+    after_src.ReadSample(grid.width, grid.height, storage.data());
+    source = storage.data();
+  }
+  for (const size_t k : index) {
+    planes.push_back(source + k * plane);
   }
   return planes;
 }
@@ -171,7 +179,7 @@ nlohmann::json RunChangeJob(const ChangeJob& job, ComputeBackend& backend) {
     const QuicklookGrid grid = QuicklookSize(maps.width, maps.height, job.quicklook_max_side);
     std::vector<uint16_t> storage;
     const std::vector<const uint16_t*> planes =
-        QuicklookPlanes(maps, options.bands, after, rgb, grid, storage);
+        QuicklookPlanes(maps, options.bands, *after_src, after, rgb, grid, storage);
     WriteQuicklook(outputs["quicklook"], planes, grid, maps.mask.data(), maps.width, maps.height);
     quicklook_s = Seconds(t);
   }
