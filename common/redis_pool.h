@@ -35,6 +35,10 @@ class RedisPool {
   // Returns a connection (RAII; goes back on destruction). Throws RedisIoError when Redis cannot
   // be reached or is in backoff, RedisTimeoutError when every connection stays busy.
   Guard Acquire();
+  // As Acquire(), but waits for a free connection and connects only until `deadline`, and arms
+  // the connection's command timeout with the time left (see ArmDeadline). RedisTimeoutError
+  // once the deadline has passed.
+  Guard Acquire(std::chrono::steady_clock::time_point deadline);
 
   const RedisEndpoint& endpoint() const { return endpoint_; }
 
@@ -44,7 +48,8 @@ class RedisPool {
     std::chrono::steady_clock::time_point created;
   };
   void Release(Slot slot);
-  Slot Connect();
+  Slot Connect(const RedisEndpoint& endpoint);
+  Guard AcquireUntil(std::chrono::steady_clock::time_point deadline, bool has_deadline);
 
   const RedisEndpoint endpoint_;
   const RedisPoolOptions options_;
@@ -77,5 +82,10 @@ class RedisPool {
     Slot slot_;
   };
 };
+
+// Sets `conn`'s command timeout to the time left before `deadline` (at least 1 ms), so a chain of
+// round trips (a pipeline, then a transaction) ends by one deadline instead of one timeout each.
+// Throws RedisTimeoutError when the deadline has passed.
+void ArmDeadline(RedisConnection& conn, std::chrono::steady_clock::time_point deadline);
 
 }  // namespace warmpool

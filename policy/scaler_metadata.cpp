@@ -74,7 +74,7 @@ struct Parser {
   std::vector<std::string> problems;
 
   void Bad(const std::string& key, const std::string& value, const std::string& want) {
-    problems.push_back(key + "=\"" + value + "\": " + want);
+    problems.push_back(key + "=\"" + Abbreviate(value) + "\": " + Abbreviate(want, 400));
   }
 
   void Int(const char* key, int64_t min, int64_t* field) {
@@ -110,6 +110,11 @@ struct Parser {
 };
 
 }  // namespace
+
+std::string Abbreviate(std::string_view value, size_t keep) {
+  if (value.size() <= keep) return std::string(value);
+  return std::string(value.substr(0, keep)) + "... (" + std::to_string(value.size()) + " bytes)";
+}
 
 Status ParseScalerMetadata(const std::map<std::string, std::string>& raw, ParsedMetadata* out) {
   static const std::set<std::string> kKnown = {

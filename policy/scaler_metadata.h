@@ -4,6 +4,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "common/status.h"
@@ -69,8 +70,13 @@ struct ParsedMetadata {
   std::vector<std::string> unknown_keys;
 };
 
+// `value` as error messages and logs echo it: whole up to `keep` bytes, else its first `keep`
+// bytes + "... (N bytes)", so a hostile 1 MB value never travels back whole. Pure.
+std::string Abbreviate(std::string_view value, size_t keep = 200);
+
 // Parses KEDA's `scalerMetadata` map. On error returns InvalidArgument whose message names every
-// bad key and its value (all problems joined with "; "), and leaves *out untouched. Pure.
+// bad key and its value (abbreviated; all problems joined with "; "), and leaves *out untouched.
+// Pure.
 Status ParseScalerMetadata(const std::map<std::string, std::string>& raw, ParsedMetadata* out);
 
 }  // namespace warmpool::policy

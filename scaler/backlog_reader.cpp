@@ -5,11 +5,13 @@
 #include "common/kombu_keys.h"
 #include "common/redis_connection.h"
 #include "common/redis_errors.h"
+#include "common/redis_pool.h"
 
 namespace warmpool::scaler {
 
 BacklogReading ReadBacklog(RedisConnection& conn, const ProbeTarget& target,
-                           std::chrono::system_clock::time_point now) {
+                           std::chrono::system_clock::time_point now,
+                           std::chrono::steady_clock::time_point deadline) {
   std::vector<RedisArgs> commands;
   for (const auto& queue : target.queues) {
     for (const auto& key :
@@ -20,6 +22,7 @@ BacklogReading ReadBacklog(RedisConnection& conn, const ProbeTarget& target,
   if (target.read_unacked) {
     commands.push_back({"HVALS", kombu::PrefixedKey(target.key_prefix, kombu::kUnackedKey)});
   }
+  ArmDeadline(conn, deadline);
   auto replies = conn.Pipeline(commands);
 
   BacklogReading reading;

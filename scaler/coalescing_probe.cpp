@@ -1,25 +1,25 @@
 #include "scaler/coalescing_probe.h"
 
-#include <vector>
+#include <atomic>
+#include <exception>
 
 namespace warmpool::scaler {
-namespace {
 
-std::shared_future<CoalescingProbe::ReadingPtr> ReadNow(const CoalescingProbe::ReadFn& read,
-                                                        const ProbeTarget& target) {
-  std::promise<CoalescingProbe::ReadingPtr> promise;
-  try {
-    promise.set_value(std::make_shared<const BacklogReading>(read(target)));
-  } catch (...) {
-    promise.set_exception(std::current_exception());
-  }
-  return promise.get_future().share();
-}
+// One caller waiting for a read: answered once, by the read or by its deadline.
+struct CoalescingProbe::Waiter {
+  Done done;
+  DeadlineTimer::Id timer = 0;
+  std::atomic<bool> answered{false};
 
-}  // namespace
+  // True for the first caller of Answer.
+  bool Claim() { return !answered.exchange(true); }
+};
 
 CoalescingProbe::CoalescingProbe(ReadFn read, Options options, Clock clock)
-    : read_(std::move(read)), options_(options), clock_(std::move(clock)) {
+    : read_(std::move(read)),
+      options_(options),
+      clock_(std::move(clock)),
+      readers_(options.readers_per_connection) {
   if (options_.refresh_ahead) refresher_ = std::thread([this] { RefreshLoop(); });
 }
 
@@ -37,43 +37,101 @@ uint64_t CoalescingProbe::reads() const {
   return reads_;
 }
 
-CoalescingProbe::ReadingPtr CoalescingProbe::Get(const ProbeTarget& target,
-                                                 const std::string& key) {
-  const auto max_age = options_.refresh_ahead ? 2 * options_.window : options_.window;
-  std::promise<ReadingPtr> promise;
-  std::shared_future<ReadingPtr> shared;
-  bool owner = false;
+size_t CoalescingProbe::targets() const {
+  std::lock_guard lock(mu_);
+  return entries_.size();
+}
+
+bool CoalescingProbe::FreshLocked(const Entry& e, std::chrono::steady_clock::time_point now) const {
+  if (!e.result) return false;
+  const auto max_age = !e.result->ok()          ? options_.window
+                       : options_.refresh_ahead ? 2 * options_.window
+                                                : options_.window;
+  return now - e.started < max_age;
+}
+
+void CoalescingProbe::StartReadLocked(const std::string& key, Entry* e) {
+  e->in_flight = true;
+  ++reads_;
+  readers_.Submit(e->target.connection, [this, key] { RunRead(key); });
+}
+
+void CoalescingProbe::SweepLocked(std::chrono::steady_clock::time_point now) {
+  std::erase_if(entries_, [&](const auto& kv) {
+    return !kv.second.in_flight && now - kv.second.last_requested > options_.idle_expiry;
+  });
+  last_sweep_ = now;
+}
+
+std::optional<CoalescingProbe::Result> CoalescingProbe::Get(const ProbeTarget& target,
+                                                            const std::string& key,
+                                                            Deadline deadline, Done done) {
+  std::lock_guard lock(mu_);
+  const auto now = clock_();
+  if (now - last_sweep_ > options_.idle_expiry) SweepLocked(now);
+  auto it = entries_.find(key);
+  if (it == entries_.end()) {
+    if (entries_.size() >= options_.max_targets) SweepLocked(now);
+    if (entries_.size() >= options_.max_targets) {
+      return Result{nullptr, "this scaler already polls " + std::to_string(options_.max_targets) +
+                                 " distinct queue sets; not reading another"};
+    }
+    it = entries_.emplace(key, Entry{}).first;
+    it->second.target = target;
+  }
+  Entry& e = it->second;
+  e.last_requested = now;
+  if (FreshLocked(e, now)) return *e.result;
+  if (!e.in_flight) StartReadLocked(key, &e);
+  if (done) {
+    auto waiter = std::make_shared<Waiter>();
+    waiter->done = std::move(done);
+    const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+        deadline - std::chrono::steady_clock::now());
+    waiter->timer = timer_.At(deadline, [waiter, ms] {
+      if (waiter->Claim()) {
+        waiter->done(Result{nullptr, "no reply within " + std::to_string(ms.count()) +
+                                         " ms (a read is still waiting for Redis)"});
+      }
+    });
+    e.waiters.push_back(std::move(waiter));
+  }
+  return std::nullopt;
+}
+
+void CoalescingProbe::RunRead(const std::string& key) {
+  ProbeTarget target;
   {
     std::lock_guard lock(mu_);
-    const auto now = clock_();
-    if (now - last_sweep_ > options_.idle_expiry) {
-      std::erase_if(entries_, [&](const auto& kv) {
-        return !kv.second.refreshing && now - kv.second.last_requested > options_.idle_expiry;
-      });
-      last_sweep_ = now;
-    }
-    auto [it, inserted] = entries_.try_emplace(key);
-    Entry& e = it->second;
-    e.last_requested = now;
-    if (!inserted && now - e.started < max_age) {
-      shared = e.current;  // fresh, or the first read still in flight: share it
-    } else {
-      shared = promise.get_future().share();
-      e.target = target;
-      e.current = shared;
-      e.started = now;
-      ++reads_;
-      owner = true;
-    }
+    auto it = entries_.find(key);
+    if (it == entries_.end()) return;  // unreachable: entries in flight are never swept
+    target = it->second.target;
   }
-  if (owner) {
-    try {
-      promise.set_value(std::make_shared<const BacklogReading>(read_(target)));
-    } catch (...) {
-      promise.set_exception(std::current_exception());
-    }
+  const auto started = clock_();
+  Result result;
+  try {
+    result.reading = std::make_shared<const BacklogReading>(
+        read_(target, std::chrono::steady_clock::now() + options_.read_timeout));
+  } catch (const std::exception& e) {
+    result.error = e.what();
+  } catch (...) {
+    result.error = "unknown error";
   }
-  return shared.get();
+  std::vector<std::shared_ptr<Waiter>> waiters;
+  {
+    std::lock_guard lock(mu_);
+    Entry& e = entries_.at(key);
+    e.in_flight = false;
+    e.result = result;
+    e.started = started;
+    waiters.swap(e.waiters);
+  }
+  for (auto& w : waiters) {
+    if (!w->Claim()) continue;  // its deadline answered it already
+    timer_.Cancel(w->timer);
+    w->done(result);
+  }
+  if (listener_) listener_();
 }
 
 void CoalescingProbe::RefreshLoop() {
@@ -82,31 +140,10 @@ void CoalescingProbe::RefreshLoop() {
   while (!stop_) {
     cv_.wait_for(lock, tick, [&] { return stop_; });
     const auto now = clock_();
-    std::vector<std::pair<std::string, ProbeTarget>> due;
     for (auto& [key, e] : entries_) {
-      bool stale = now - e.started >= options_.window;  // at most one read per window
+      bool stale = !e.result || now - e.started >= options_.window;  // one read per window
       bool wanted = now - e.last_requested < options_.idle_expiry;
-      bool ready = e.current.valid() &&
-                   e.current.wait_for(std::chrono::seconds(0)) == std::future_status::ready;
-      if (stale && wanted && ready && !e.refreshing) {
-        e.refreshing = true;
-        due.emplace_back(key, e.target);
-      }
-    }
-    for (auto& [key, target] : due) {
-      if (stop_) break;
-      const auto started = clock_();
-      ++reads_;
-      lock.unlock();
-      auto result = ReadNow(read_, target);
-      lock.lock();
-      auto it = entries_.find(key);
-      if (it == entries_.end()) continue;
-      it->second.refreshing = false;
-      if (started > it->second.started) {  // a caller may have read more recently
-        it->second.current = std::move(result);
-        it->second.started = started;
-      }
+      if (stale && wanted && !e.in_flight) StartReadLocked(key, &e);
     }
   }
 }

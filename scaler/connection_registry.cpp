@@ -1,5 +1,7 @@
 #include "scaler/connection_registry.h"
 
+#include "policy/scaler_metadata.h"
+
 namespace warmpool::scaler {
 
 ConnectionRegistry::ConnectionRegistry(std::map<std::string, RedisEndpoint> named,
@@ -17,7 +19,7 @@ Status ConnectionRegistry::Resolve(const std::string& name, const std::string& a
     if (it == named_.end()) {
       std::string known;
       for (const auto& [n, p] : named_) known += (known.empty() ? "" : ", ") + n;
-      return Status::InvalidArgument("redis=\"" + name +
+      return Status::InvalidArgument("redis=\"" + policy::Abbreviate(name) +
                                      "\": no such connection on this scaler (configured: " +
                                      (known.empty() ? "none" : known) + ")");
     }
@@ -27,7 +29,10 @@ Status ConnectionRegistry::Resolve(const std::string& name, const std::string& a
   }
   std::string error;
   auto endpoint = ParseRedisAddress(address, &error);
-  if (!endpoint) return Status::InvalidArgument("redisAddress=\"" + address + "\": " + error);
+  if (!endpoint) {
+    return Status::InvalidArgument("redisAddress=\"" + policy::Abbreviate(address) +
+                                   "\": " + policy::Abbreviate(error, 400));
+  }
   endpoint->connect_timeout = options_.wait_timeout;  // --redis-timeout-ms, as named ones
   endpoint->command_timeout = options_.wait_timeout;
   std::string canonical =
@@ -36,8 +41,8 @@ Status ConnectionRegistry::Resolve(const std::string& name, const std::string& a
   auto it = by_address_.find(canonical);
   if (it == by_address_.end()) {
     if (by_address_.size() >= max_address_pools_) {
-      return Status::InvalidArgument("redisAddress=\"" + address + "\": more than " +
-                                     std::to_string(max_address_pools_) +
+      return Status::InvalidArgument("redisAddress=\"" + policy::Abbreviate(address) +
+                                     "\": more than " + std::to_string(max_address_pools_) +
                                      " distinct addresses in use; configure --redis instead");
     }
     it = by_address_.emplace(canonical, std::make_unique<RedisPool>(*endpoint, options_)).first;

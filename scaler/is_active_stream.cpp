@@ -4,6 +4,7 @@
 
 #include "common/logging.h"
 #include "scaler/scaler_service.h"
+#include "scaler/stream_hub.h"
 
 namespace warmpool::scaler {
 
@@ -16,14 +17,16 @@ IsActiveStream::IsActiveStream(ScalerCore* core, StreamHub* hub, ScaledObjectKey
       metadata_(std::move(metadata)),
       resend_(resend) {}
 
-void IsActiveStream::Poll() {
+bool IsActiveStream::Poll() {
   Evaluation eval;
-  Status s = core_->Evaluate(key_, ViewOf(metadata_), &eval);
+  std::optional<Status> result = core_->TryEvaluate(key_, ViewOf(metadata_), &eval);
+  if (!result) return false;
+  const Status& s = *result;
   std::unique_lock lock(mu_);
-  if (finished_ || cancelled_) return;
+  if (finished_ || cancelled_) return true;
   if (s.code() == Status::Code::kInvalidArgument) {
     FinishLocked(ToGrpc(s));  // bad metadata will not fix itself
-    return;
+    return true;
   }
   if (!s.ok()) {
     // Redis down: send nothing (never a made-up false); KEDA's polling path reports the error.
@@ -32,13 +35,13 @@ void IsActiveStream::Poll() {
                {{"scaledObject", key_.ToString()}, {"error", s.message()}});
     }
     last_poll_failed_ = true;
-    return;
+    return true;
   }
   last_poll_failed_ = false;
   const bool active = eval.decision.active;
   const auto now = std::chrono::steady_clock::now();
   const bool due = !has_sent_ || active != last_sent_ || now - last_send_time_ >= resend_;
-  if (!due || write_in_flight_) return;
+  if (!due || write_in_flight_) return true;
   out_.set_result(active);
   write_in_flight_ = true;
   has_sent_ = true;
@@ -46,6 +49,7 @@ void IsActiveStream::Poll() {
   last_send_time_ = now;
   lock.unlock();  // write_in_flight_ keeps Finish away until OnWriteDone
   StartWrite(&out_);
+  return true;
 }
 
 void IsActiveStream::OnWriteDone(bool ok) {

@@ -19,8 +19,9 @@ class IsActiveStream final : public grpc::ServerWriteReactor<externalscaler::IsA
   IsActiveStream(ScalerCore* core, StreamHub* hub, ScaledObjectKey key,
                  std::map<std::string, std::string> metadata, std::chrono::seconds resend);
 
-  // Evaluates once and writes if due. Called by the hub thread only.
-  void Poll();
+  // Evaluates once and writes if due; never waits for Redis. False when the reading is not ready
+  // yet (poll again after a read completes). Called by the hub thread only.
+  bool Poll();
 
   void OnWriteDone(bool ok) override;
   void OnCancel() override;

@@ -9,6 +9,7 @@
 #include "common/logging.h"
 #include "common/redis_connection.h"
 #include "common/redis_errors.h"
+#include "common/redis_pool.h"
 
 namespace warmpool::scaler {
 namespace {
@@ -26,8 +27,10 @@ std::string PolicyStateKey(const std::string& state_prefix, const std::string& k
 
 policy::PolicyState UpdatePolicyState(
     RedisConnection& conn, const std::string& key, std::chrono::seconds ttl,
-    const std::function<policy::PolicyState(const policy::PolicyState&)>& update) {
+    const std::function<policy::PolicyState(const policy::PolicyState&)>& update,
+    std::chrono::steady_clock::time_point deadline) {
   for (int attempt = 0; attempt < kMaxAttempts; ++attempt) {
+    ArmDeadline(conn, deadline);
     auto replies = conn.Pipeline({{"WATCH", key}, {"GET", key}});
     for (const auto& r : replies) {
       if (ReplyIsError(r.get())) {
@@ -45,6 +48,7 @@ policy::PolicyState UpdatePolicyState(
       }
     }
     policy::PolicyState next = update(current);
+    ArmDeadline(conn, deadline);
     auto exec =
         conn.Pipeline({{"MULTI"},
                        {"SET", key, policy::EncodeState(next), "EX", std::to_string(ttl.count())},

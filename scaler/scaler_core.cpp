@@ -12,11 +12,13 @@
 #include "common/redis_pool.h"
 #include "scaler/backlog_reader.h"
 #include "scaler/policy_state_store.h"
+#include "scaler/request_limits.h"
 
 namespace warmpool::scaler {
 namespace {
 
-constexpr size_t kMaxCachedMetadata = 10000;
+// What one cached plan costs besides its strings (map nodes, the plan, its vectors).
+constexpr size_t kPlanOverheadBytes = 512;
 
 // Order-independent: KEDA's map arrives in protobuf's unspecified order.
 uint64_t HashMetadata(const MetadataView& raw) {
@@ -24,6 +26,16 @@ uint64_t HashMetadata(const MetadataView& raw) {
   for (const auto& [k, v] : raw)
     h += Fnv1a64(v, Fnv1a64(k) ^ 0x9e3779b97f4a7c15ULL) * 0xff51afd7ed558ccdULL;
   return h;
+}
+
+CoalescingProbe::Options ProbeOptions(const ScalerCore::Options& o) {
+  CoalescingProbe::Options p;
+  p.window = o.coalesce_window;
+  p.refresh_ahead = o.refresh_ahead;
+  p.read_timeout = o.redis_timeout;
+  p.max_targets = o.max_targets;
+  p.readers_per_connection = o.readers_per_connection;
+  return p;
 }
 
 }  // namespace
@@ -34,8 +46,13 @@ ScalerCore::ScalerCore(ConnectionRegistry* registry, ScalerMetrics* metrics, Opt
       metrics_(metrics),
       options_(options),
       clock_(std::move(clock)),
-      probe_([this](const ProbeTarget& target) { return ReadAndPublish(target); },
-             CoalescingProbe::Options{options.coalesce_window, options.refresh_ahead}) {}
+      objects_(metrics, options.objects),
+      queue_series_(metrics, options.max_queue_series, options.objects.expiry),
+      probe_(
+          [this](const ProbeTarget& target, CoalescingProbe::Deadline deadline) {
+            return ReadAndPublish(target, deadline);
+          },
+          ProbeOptions(options)) {}
 
 std::string ScalerCore::MetricNameFor(const policy::ScalerMetadata& metadata) {
   std::string name = "warmpool";
@@ -48,6 +65,7 @@ std::string ScalerCore::MetricNameFor(const policy::ScalerMetadata& metadata) {
         name += '-';
       }
     }
+    if (name.size() > 200) break;
   }
   if (name.size() > 200) name.resize(200);
   return name;
@@ -57,7 +75,18 @@ MetadataView ViewOf(const std::map<std::string, std::string>& raw) {
   return MetadataView(raw.begin(), raw.end());
 }
 
+size_t ScalerCore::cached_plans() const {
+  std::shared_lock lock(metadata_mu_);
+  return plan_count_;
+}
+
+size_t ScalerCore::warned_keys() const {
+  std::shared_lock lock(metadata_mu_);
+  return warned_keys_.size();
+}
+
 Status ScalerCore::Plan(const MetadataView& view, std::shared_ptr<const ScalerPlan>* out) {
+  if (Status s = CheckMetadataSize(view); !s.ok()) return s;
   const uint64_t hash = HashMetadata(view);
   auto same = [&](const CachedPlan& c) {
     if (c.raw.size() != view.size()) return false;
@@ -81,7 +110,11 @@ Status ScalerCore::Plan(const MetadataView& view, std::shared_ptr<const ScalerPl
   }
   // Not cached: bad metadata is rare and its message must name the exact key and value.
   std::map<std::string, std::string> raw;
-  for (const auto& [k, v] : view) raw.emplace(k, v);
+  size_t bytes = kPlanOverheadBytes;
+  for (const auto& [k, v] : view) {
+    raw.emplace(k, v);
+    bytes += 2 * (k.size() + v.size());  // the cached copy and the parsed plan
+  }
   auto plan = std::make_shared<ScalerPlan>();
   if (Status s = policy::ParseScalerMetadata(raw, &plan->parsed); !s.ok()) return s;
   const policy::ScalerMetadata& md = plan->parsed.metadata;
@@ -100,99 +133,152 @@ Status ScalerCore::Plan(const MetadataView& view, std::shared_ptr<const ScalerPl
 
   std::unique_lock lock(metadata_mu_);
   for (const auto& unknown : plan->parsed.unknown_keys) {
+    if (warned_keys_.size() >= options_.max_warned_keys) break;
     if (warned_keys_.insert(unknown).second) {
+      const bool last = warned_keys_.size() == options_.max_warned_keys;
       LogEvent(spdlog::level::warn, "unknown_metadata_key",
-               {{"key", unknown}, {"hint", "ignored; see README for the keys warmpool reads"}});
+               {{"key", policy::Abbreviate(unknown)},
+                {"hint", last ? "ignored; see README; no more such warnings"
+                              : "ignored; see README for the keys warmpool reads"}});
     }
   }
-  if (plan_count_ >= kMaxCachedMetadata) {
-    plans_.clear();
+  if (plan_count_ >= options_.max_cached_plans ||
+      plan_bytes_ + bytes > options_.max_cached_plan_bytes) {
+    plans_.clear();  // crude but bounded: legitimate plans are re-parsed on their next call
     plan_count_ = 0;
+    plan_bytes_ = 0;
   }
   plans_[hash].push_back(CachedPlan{{raw.begin(), raw.end()}, plan});
   ++plan_count_;
+  plan_bytes_ += bytes;
   *out = std::move(plan);
   return Status::Ok();
 }
 
-BacklogReading ScalerCore::ReadAndPublish(const ProbeTarget& target) {
-  auto guard = target.pool->Acquire();
-  metrics_->redis_reads.Increment();
-  BacklogReading reading = ReadBacklog(*guard, target, clock_());
-  const std::string target_key = target.CacheKey();
-  std::string queues_joined;
-  for (const auto& q : target.queues) queues_joined += (queues_joined.empty() ? "" : ",") + q;
-  const std::string state_key =
-      PolicyStateKey(options_.state_prefix, target.key_prefix, queues_joined, target_key);
-  policy::Observation obs = ToObservation(reading, target.count_in_flight);
-  if (target.read_unacked) {
-    std::lock_guard lock(timings_mu_);
-    policy::TaskTiming& timing = timings_[target_key];
-    // Tags that vanished since the last snapshot are the finished tasks the mean is over.
-    const std::set<std::string_view> now_in_flight(reading.in_flight_tags.begin(),
-                                                   reading.in_flight_tags.end());
-    const auto finished =
-        std::count_if(timing.first_seen.begin(), timing.first_seen.end(),
-                      [&](const auto& kv) { return !now_in_flight.count(kv.first); });
-    obs.measured_task_seconds =
-        policy::ObserveInFlightTags(&timing, reading.in_flight_tags, reading.taken_at);
-    if (obs.measured_task_seconds) obs.measured_task_count = finished;
-    // For Decide (through ToObservation); Observe does not use it.
-    reading.oldest_in_flight_seconds = policy::OldestInFlightSeconds(timing, reading.taken_at);
+void ScalerCore::NoteConnectionHealth(const std::string& connection, const std::string* error) {
+  std::lock_guard lock(health_mu_);
+  ConnectionHealth& h = health_[connection];
+  const auto now = std::chrono::steady_clock::now();
+  if (error && !h.failing) {
+    h.failing = true;
+    h.since = now;
+    LogEvent(spdlog::level::warn, "redis_connection_failing",
+             {{"connection", connection},
+              {"error", *error},
+              {"effect", "its ScaledObjects get UNAVAILABLE; other connections are unaffected"}});
+  } else if (!error && h.failing) {
+    h.failing = false;
+    LogEvent(spdlog::level::info, "redis_connection_recovered",
+             {{"connection", connection},
+              {"failedSeconds", std::chrono::duration<double>(now - h.since).count()}});
   }
-  reading.state = UpdatePolicyState(
-      *guard, state_key, options_.state_ttl, [&](const policy::PolicyState& current) {
-        return policy::Observe(current, policy::ScalerMetadata{}, obs, reading.taken_at);
-      });
-  for (const auto& [queue, b] : reading.per_queue) {
-    prometheus::Labels labels = {{"connection", target.connection}, {"queue", queue}};
-    metrics_->pending.Add(labels).Set(static_cast<double>(b.pending));
-    metrics_->in_flight.Add(labels).Set(static_cast<double>(b.in_flight));
-    metrics_->scheduled.Add(labels).Set(static_cast<double>(b.scheduled));
-  }
-  return reading;
 }
 
-Status ScalerCore::Evaluate(const ScaledObjectKey& key, const MetadataView& raw, Evaluation* out) {
-  std::shared_ptr<const ScalerPlan> plan;
-  if (Status s = Plan(raw, &plan); !s.ok()) return s;
-  const policy::ScalerMetadata& md = plan->parsed.metadata;
-  Evaluation eval;
+BacklogReading ScalerCore::ReadAndPublish(const ProbeTarget& target,
+                                          CoalescingProbe::Deadline deadline) {
   try {
-    eval.reading = probe_.Get(plan->target, plan->target_key);
+    auto guard = target.pool->Acquire(deadline);
+    metrics_->redis_reads.Increment();
+    BacklogReading reading = ReadBacklog(*guard, target, clock_(), deadline);
+    const std::string target_key = target.CacheKey();
+    std::string queues_joined;
+    for (const auto& q : target.queues) queues_joined += (queues_joined.empty() ? "" : ",") + q;
+    const std::string state_key =
+        PolicyStateKey(options_.state_prefix, target.key_prefix, queues_joined, target_key);
+    policy::Observation obs = ToObservation(reading, target.count_in_flight);
+    if (target.read_unacked) {
+      std::lock_guard lock(timings_mu_);
+      const auto now = std::chrono::steady_clock::now();
+      if (now - timings_swept_ > std::chrono::seconds(60)) {
+        std::erase_if(timings_, [&](const auto& kv) {
+          return now - kv.second.last_used > options_.objects.expiry;
+        });
+        timings_swept_ = now;
+      }
+      Timing& entry = timings_[target_key];
+      entry.last_used = now;
+      policy::TaskTiming& timing = entry.timing;
+      // Tags that vanished since the last snapshot are the finished tasks the mean is over.
+      const std::set<std::string_view> now_in_flight(reading.in_flight_tags.begin(),
+                                                     reading.in_flight_tags.end());
+      const auto finished =
+          std::count_if(timing.first_seen.begin(), timing.first_seen.end(),
+                        [&](const auto& kv) { return !now_in_flight.count(kv.first); });
+      obs.measured_task_seconds =
+          policy::ObserveInFlightTags(&timing, reading.in_flight_tags, reading.taken_at);
+      if (obs.measured_task_seconds) obs.measured_task_count = finished;
+      // For Decide (through ToObservation); Observe does not use it.
+      reading.oldest_in_flight_seconds = policy::OldestInFlightSeconds(timing, reading.taken_at);
+    }
+    reading.state = UpdatePolicyState(
+        *guard, state_key, options_.state_ttl,
+        [&](const policy::PolicyState& current) {
+          return policy::Observe(current, policy::ScalerMetadata{}, obs, reading.taken_at);
+        },
+        deadline);
+    for (const auto& [queue, b] : reading.per_queue) {
+      queue_series_.Publish(target.connection, queue, b);
+    }
+    NoteConnectionHealth(target.connection, nullptr);
+    return reading;
   } catch (const RedisError& e) {
-    metrics_->redis_errors.Add({{"connection", plan->target.connection}}).Increment();
-    return Status::Unavailable("cannot read the backlog from redis connection '" +
-                               plan->target.connection + "': " + e.what());
+    metrics_->redis_errors.Add({{"connection", target.connection}}).Increment();
+    const std::string what = policy::Abbreviate(e.what(), 400);  // may name a long key
+    NoteConnectionHealth(target.connection, &what);
+    throw;
   }
+}
+
+Status ScalerCore::Prepare(const ScaledObjectKey& key, const MetadataView& raw,
+                           std::shared_ptr<const ScalerPlan>* plan) {
+  if (Status s = CheckObjectName(key.name, key.ns); !s.ok()) return s;
+  return Plan(raw, plan);
+}
+
+Status ScalerCore::Decide(const ScaledObjectKey& key, const ScalerPlan& plan,
+                          const CoalescingProbe::Result& result, Evaluation* out) {
+  if (!result.ok()) {
+    return Status::Unavailable("cannot read the backlog from redis connection '" +
+                               plan.target.connection +
+                               "': " + policy::Abbreviate(result.error, 400));
+  }
+  const policy::ScalerMetadata& md = plan.parsed.metadata;
+  Evaluation eval;
+  eval.reading = result.reading;
   eval.decision = policy::Decide(md, ToObservation(*eval.reading, md.count_in_flight),
                                  eval.reading->state, clock_());
-  eval.metric_name = plan->metric_name;
+  eval.metric_name = plan.metric_name;
   Record(key, eval);
   *out = std::move(eval);
   return Status::Ok();
 }
 
-void ScalerCore::Record(const ScaledObjectKey& key, const Evaluation& eval) {
-  bool changed = false;
-  {
-    std::lock_guard lock(objects_mu_);
-    ObjectState& st = objects_[key.ToString()];
-    if (!st.desired) {
-      prometheus::Labels labels = {{"namespace", key.ns}, {"scaledobject", key.name}};
-      st.desired = &metrics_->desired.Add(labels);
-      st.active = &metrics_->active.Add(labels);
-    }
-    st.desired->Set(static_cast<double>(eval.decision.desired_replicas));
-    st.active->Set(eval.decision.active ? 1.0 : 0.0);
-    changed = !st.has_decision || !(st.last == eval.decision);
-    st.has_decision = true;
-    st.last = eval.decision;
+void ScalerCore::EvaluateAsync(const ScaledObjectKey& key, const MetadataView& raw, Done done) {
+  std::shared_ptr<const ScalerPlan> plan;
+  if (Status s = Prepare(key, raw, &plan); !s.ok()) {
+    done(s, Evaluation{});
+    return;
   }
-  if (!changed) return;
-  metrics_->decisions
-      .Add({{"namespace", key.ns}, {"scaledobject", key.name}, {"reason", eval.decision.reason}})
-      .Increment();
+  const auto deadline = std::chrono::steady_clock::now() + options_.redis_timeout;
+  auto finish = [this, key, plan, done](const CoalescingProbe::Result& result) {
+    Evaluation eval;
+    Status s = Decide(key, *plan, result, &eval);
+    done(s, eval);
+  };
+  if (auto now = probe_.Get(plan->target, plan->target_key, deadline, finish)) finish(*now);
+}
+
+std::optional<Status> ScalerCore::TryEvaluate(const ScaledObjectKey& key, const MetadataView& raw,
+                                              Evaluation* out) {
+  std::shared_ptr<const ScalerPlan> plan;
+  if (Status s = Prepare(key, raw, &plan); !s.ok()) return s;
+  auto result = probe_.Get(plan->target, plan->target_key, {});
+  if (!result) return std::nullopt;
+  return Decide(key, *plan, *result, out);
+}
+
+void ScalerCore::Record(const ScaledObjectKey& key, const Evaluation& eval) {
+  if (objects_.Record(key, eval.decision) != ObjectStates::Change::kChanged) return;
   LogEvent(spdlog::level::info, "decision",
            {{"scaledObject", key.ToString()},
             {"pending", eval.reading->pending()},

@@ -14,6 +14,7 @@
 #include "common/logging.h"
 #include "common/metrics_server.h"
 #include "common/redis_errors.h"
+#include "scaler/request_limits.h"
 #include "scaler/scaler_service.h"
 
 namespace warmpool::scaler {
@@ -22,18 +23,22 @@ namespace {
 constexpr char kReadinessService[] = "readiness";
 constexpr char kLivenessService[] = "liveness";
 
-// True when every named connection answers PING.
-bool RedisReady(ConnectionRegistry& registry, std::string* error) {
+// True when every named connection answers PING, each within `timeout`. On its own thread:
+// a hung Redis delays readiness only, never a gRPC answer.
+bool RedisReady(ConnectionRegistry& registry, std::chrono::milliseconds timeout,
+                std::string* error) {
+  std::string failed;
   for (auto& [name, pool] : registry.Named()) {
     try {
-      auto conn = pool->Acquire();
+      auto conn = pool->Acquire(std::chrono::steady_clock::now() + timeout);
       conn->Command({"PING"});
     } catch (const RedisError& e) {
-      *error = "redis connection '" + name + "': " + e.what();
-      return false;
+      failed +=
+          std::string(failed.empty() ? "" : "; ") + "redis connection '" + name + "': " + e.what();
     }
   }
-  return true;
+  *error = failed;
+  return failed.empty();
 }
 
 }  // namespace
@@ -51,14 +56,19 @@ int RunScalerServer(const ScalerOptions& options) {
   RedisPoolOptions pool_options;
   pool_options.max_connections = 16;
   pool_options.wait_timeout = options.redis_timeout;
+  // A Redis back from a hang is found again within a second, whatever the backoff reached.
+  pool_options.max_backoff = std::chrono::milliseconds(1000);
   ConnectionRegistry registry(options.redis, pool_options);
   auto prom = std::make_shared<prometheus::Registry>();
   ScalerMetrics metrics(prom);
+  // Before the core: the core's reader threads wake the hub until the core is gone.
+  StreamHub hub(options.stream_interval);
   ScalerCore::Options core_options;
   core_options.coalesce_window = options.coalesce_window;
   core_options.state_prefix = options.state_prefix;
+  core_options.redis_timeout = options.redis_timeout;
   ScalerCore core(&registry, &metrics, core_options);
-  StreamHub hub(options.stream_interval);
+  core.SetReadListener([&hub] { hub.Wake(); });
   ScalerService service(&core, &metrics, &hub, options.stream_resend);
 
   std::unique_ptr<MetricsServer> metrics_server;
@@ -72,13 +82,18 @@ int RunScalerServer(const ScalerOptions& options) {
   grpc::EnableDefaultHealthCheckService(true);
   grpc::reflection::InitProtoReflectionServerBuilderPlugin();
   grpc::ServerBuilder builder;
+  // gRPC sets SO_REUSEPORT by default: a second scaler on a taken port would start and silently
+  // split KEDA's traffic with the first. Off, binding a taken port fails and we exit 1.
+  builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
+  builder.SetMaxReceiveMessageSize(RequestLimits::kMaxReceiveMessageBytes);
   int bound_port = 0;
   builder.AddListeningPort(options.listen, grpc::InsecureServerCredentials(), &bound_port);
   builder.RegisterService(&service);
   std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
   if (!server || bound_port == 0) {
     LogEvent(spdlog::level::critical, "startup_failed",
-             {{"error", "cannot listen on " + options.listen}});
+             {{"error", "cannot listen on " + options.listen +
+                            " (address in use by another process, or not a local address)"}});
     return 1;
   }
   auto* health = server->GetHealthCheckService();
@@ -103,7 +118,7 @@ int RunScalerServer(const ScalerOptions& options) {
     while (!stopping) {
       lock.unlock();
       std::string error;
-      bool ok = RedisReady(registry, &error);
+      bool ok = RedisReady(registry, options.redis_timeout, &error);
       health->SetServingStatus(kReadinessService, ok);
       if (ok != last || first) {
         LogEvent(ok ? spdlog::level::info : spdlog::level::warn, "readiness",

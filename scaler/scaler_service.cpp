@@ -3,6 +3,7 @@
 #include <spdlog/spdlog.h>
 
 #include "scaler/is_active_stream.h"
+#include "scaler/request_limits.h"
 
 namespace warmpool::scaler {
 namespace {
@@ -54,6 +55,12 @@ class RpcTimer {
   std::chrono::steady_clock::time_point start_;
 };
 
+// A stream refused at once (bad or oversized request); deletes itself when done.
+class RefusedStream final : public grpc::ServerWriteReactor<externalscaler::IsActiveResponse> {
+ public:
+  void OnDone() override { delete this; }
+};
+
 }  // namespace
 
 grpc::Status ToGrpc(const Status& status) {
@@ -72,53 +79,6 @@ grpc::Status ToGrpc(const Status& status) {
   return {grpc::StatusCode::UNKNOWN, status.message()};
 }
 
-// --- StreamHub ---------------------------------------------------------------------------------
-
-StreamHub::StreamHub(std::chrono::milliseconds interval)
-    : interval_(interval), thread_([this] { Run(); }) {}
-
-StreamHub::~StreamHub() { Stop(); }
-
-void StreamHub::Register(IsActiveStream* stream) {
-  std::lock_guard lock(mu_);
-  streams_.insert(stream);
-  cv_.notify_all();  // poll the new stream at once: it sends its state on open
-}
-
-void StreamHub::Unregister(IsActiveStream* stream) {
-  std::unique_lock lock(mu_);
-  cv_.wait(lock, [&] { return polling_ != stream; });
-  streams_.erase(stream);
-}
-
-void StreamHub::Stop() {
-  {
-    std::lock_guard lock(mu_);
-    stop_ = true;
-  }
-  cv_.notify_all();
-  if (thread_.joinable()) thread_.join();
-}
-
-void StreamHub::Run() {
-  std::unique_lock lock(mu_);
-  while (!stop_) {
-    std::vector<IsActiveStream*> batch(streams_.begin(), streams_.end());
-    for (IsActiveStream* s : batch) {
-      if (stop_) break;
-      if (!streams_.count(s)) continue;  // finished meanwhile
-      polling_ = s;
-      lock.unlock();
-      s->Poll();
-      lock.lock();
-      polling_ = nullptr;
-      cv_.notify_all();
-    }
-    size_t seen = streams_.size();
-    cv_.wait_for(lock, interval_, [&] { return stop_ || streams_.size() > seen; });
-  }
-}
-
 // --- ScalerService -----------------------------------------------------------------------------
 
 ScalerService::ScalerService(ScalerCore* core, ScalerMetrics* metrics, StreamHub* hub,
@@ -134,17 +94,27 @@ ScalerService::ScalerService(ScalerCore* core, ScalerMetrics* metrics, StreamHub
 grpc::ServerUnaryReactor* ScalerService::IsActive(grpc::CallbackServerContext* ctx,
                                                   const externalscaler::ScaledObjectRef* request,
                                                   externalscaler::IsActiveResponse* response) {
-  RpcTimer timer(is_active_seconds_, metrics_, "IsActive");
-  Evaluation eval;
-  Status s = core_->Evaluate(KeyOf(*request), ViewOf(*request), &eval);
-  if (s.ok()) response->set_result(eval.decision.active);
+  auto timer = std::make_shared<RpcTimer>(is_active_seconds_, metrics_, "IsActive");
   auto* reactor = ctx->DefaultReactor();
-  reactor->Finish(timer.Done(ToGrpc(s)));
+  // `response` lives until Finish; the callback may run here or on a reader/timer thread.
+  core_->EvaluateAsync(KeyOf(*request), ViewOf(*request),
+                       [timer, reactor, response](const Status& s, const Evaluation& eval) {
+                         if (s.ok()) response->set_result(eval.decision.active);
+                         reactor->Finish(timer->Done(ToGrpc(s)));
+                       });
   return reactor;
 }
 
 grpc::ServerWriteReactor<externalscaler::IsActiveResponse>* ScalerService::StreamIsActive(
     grpc::CallbackServerContext* /*ctx*/, const externalscaler::ScaledObjectRef* request) {
+  std::shared_ptr<const ScalerPlan> plan;
+  Status checked = CheckObjectName(request->name(), request->namespace_());
+  if (checked.ok()) checked = core_->Plan(ViewOf(*request), &plan);
+  if (!checked.ok()) {  // refused before anything is copied or registered
+    auto* refused = new RefusedStream();
+    refused->Finish(ToGrpc(checked));
+    return refused;
+  }
   auto* stream =
       new IsActiveStream(core_, hub_, KeyOf(*request), MetadataOf(*request), stream_resend_);
   hub_->Register(stream);
@@ -172,24 +142,26 @@ grpc::ServerUnaryReactor* ScalerService::GetMetricSpec(
 grpc::ServerUnaryReactor* ScalerService::GetMetrics(
     grpc::CallbackServerContext* ctx, const externalscaler::GetMetricsRequest* request,
     externalscaler::GetMetricsResponse* response) {
-  RpcTimer timer(get_metrics_seconds_, metrics_, "GetMetrics");
-  Evaluation eval;
-  Status s =
-      core_->Evaluate(KeyOf(request->scaledobjectref()), ViewOf(request->scaledobjectref()), &eval);
-  if (s.ok() && !request->metricname().empty() &&
-      !EqualsIgnoreCase(request->metricname(), eval.metric_name)) {
-    s = Status::NotFound("metricName \"" + request->metricname() +
-                         "\" is not served for this ScaledObject; GetMetricSpec returns \"" +
-                         eval.metric_name + "\"");
-  }
-  if (s.ok()) {
-    auto* value = response->add_metricvalues();
-    value->set_metricname(eval.metric_name);
-    value->set_metricvalue(eval.decision.desired_replicas);
-    value->set_metricvaluefloat(static_cast<double>(eval.decision.desired_replicas));
-  }
+  auto timer = std::make_shared<RpcTimer>(get_metrics_seconds_, metrics_, "GetMetrics");
   auto* reactor = ctx->DefaultReactor();
-  reactor->Finish(timer.Done(ToGrpc(s)));
+  // `request` and `response` live until Finish.
+  core_->EvaluateAsync(
+      KeyOf(request->scaledobjectref()), ViewOf(request->scaledobjectref()),
+      [timer, reactor, request, response](Status s, const Evaluation& eval) {
+        if (s.ok() && !request->metricname().empty() &&
+            !EqualsIgnoreCase(request->metricname(), eval.metric_name)) {
+          s = Status::NotFound("metricName \"" + policy::Abbreviate(request->metricname()) +
+                               "\" is not served for this ScaledObject; GetMetricSpec returns \"" +
+                               eval.metric_name + "\"");
+        }
+        if (s.ok()) {
+          auto* value = response->add_metricvalues();
+          value->set_metricname(eval.metric_name);
+          value->set_metricvalue(eval.decision.desired_replicas);
+          value->set_metricvaluefloat(static_cast<double>(eval.decision.desired_replicas));
+        }
+        reactor->Finish(timer->Done(ToGrpc(s)));
+      });
   return reactor;
 }
 

@@ -1,42 +1,17 @@
 #pragma once
 
-#include <condition_variable>
-#include <mutex>
-#include <set>
-#include <thread>
+#include <chrono>
 
 #include "externalscaler.grpc.pb.h"
 #include "scaler/scaler_core.h"
+#include "scaler/stream_hub.h"
 
 namespace warmpool::scaler {
 
-class IsActiveStream;
-
-// Polls every open StreamIsActive stream on one thread, so a stream costs no thread of its own
-// and its reads coalesce with unary calls. Thread-safe. Stop() before destruction.
-class StreamHub {
- public:
-  explicit StreamHub(std::chrono::milliseconds interval);
-  ~StreamHub();
-  void Register(IsActiveStream* stream);
-  // Blocks while the hub is polling `stream`, then forgets it (called from OnDone).
-  void Unregister(IsActiveStream* stream);
-  void Stop();
-
- private:
-  void Run();
-
-  const std::chrono::milliseconds interval_;
-  std::mutex mu_;
-  std::condition_variable cv_;
-  std::set<IsActiveStream*> streams_;  // guarded by mu_
-  IsActiveStream* polling_ = nullptr;  // guarded by mu_
-  bool stop_ = false;                  // guarded by mu_
-  std::thread thread_;
-};
-
 // KEDA's externalscaler.ExternalScaler over ScalerCore (callback API, STYLE 16): handlers go
-// proto -> domain -> core -> proto and set both int and float fields.
+// proto -> domain -> core -> proto and set both int and float fields. No handler blocks its gRPC
+// thread on Redis: IsActive and GetMetrics finish their reactor from the reading's completion or
+// the Redis deadline (ScalerCore::EvaluateAsync); GetMetricSpec never touches Redis.
 class ScalerService final : public externalscaler::ExternalScaler::CallbackService {
  public:
   ScalerService(ScalerCore* core, ScalerMetrics* metrics, StreamHub* hub,

@@ -1,6 +1,7 @@
 #include "tests/integration/scaler/scaler_fixture.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <sstream>
 #include <stdexcept>
 
@@ -8,7 +9,13 @@
 
 namespace warmpool::testing {
 
-std::string ScalerBinary() { return std::string(WARMPOOL_BINARY_DIR) + "/scaler/warmpool-scaler"; }
+// WARMPOOL_SCALER_BINARY runs the tests against another build (e.g. to check a regression test
+// fails on the code before its fix).
+std::string ScalerBinary() {
+  const char* other = std::getenv("WARMPOOL_SCALER_BINARY");
+  if (other && *other) return other;
+  return std::string(WARMPOOL_BINARY_DIR) + "/scaler/warmpool-scaler";
+}
 
 ScalerFixture::ScalerFixture(std::vector<std::string> redis_args,
                              std::vector<std::string> scaler_args)

@@ -26,6 +26,7 @@ class ScalerFixture {
   externalscaler::ExternalScaler::Stub& stub() { return *stub_; }
   std::shared_ptr<grpc::Channel> channel() { return channel_; }
   int metrics_port() const { return metrics_port_; }
+  int grpc_port() const { return grpc_port_; }
   std::string ScalerLog() const { return scaler_->Log(); }
   ChildProcess& scaler() { return *scaler_; }
 

@@ -188,5 +188,21 @@ TEST_CASE("Warm-pool cross-field rules", "[metadata][v2]") {
   CHECK_THAT(s.message(), Catch::Contains("warmWindows"));
 }
 
+TEST_CASE("Bad values are echoed abbreviated: 200 bytes and their size", "[metadata]") {
+  CHECK(Abbreviate("short") == "short");
+  CHECK(Abbreviate(std::string(200, 'a')) == std::string(200, 'a'));
+  CHECK(Abbreviate(std::string(201, 'a')) == std::string(200, 'a') + "... (201 bytes)");
+  ParsedMetadata out;
+  const std::string huge(1'000'000, '7');
+  for (const char* key : {"maxReplicas", "queues", "warmWindows", "keepAlive", "prewarm"}) {
+    const std::string value = std::string(key) == "queues" ? huge + ",," : huge + "x";
+    Status s = ParseScalerMetadata({{key, value}}, &out);
+    REQUIRE(s.code() == Status::Code::kInvalidArgument);
+    CHECK_THAT(s.message(), Catch::Contains(key));
+    CHECK_THAT(s.message(), Catch::Contains(" bytes)"));
+    CHECK(s.message().size() < 800);
+  }
+}
+
 }  // namespace
 }  // namespace warmpool::policy
