@@ -76,8 +76,10 @@ TEST_CASE("A hung Redis freezes neither health, GetMetricSpec, nor another conne
     frozen.push_back(std::move(s));
   }
   Stream push;
-  push.reader =
-      f.stub().StreamIsActive(&push.ctx, Ref("push", {{"redis", "healthy"}, {"queues", "gpu"}}));
+  push.reader = f.stub().StreamIsActive(
+      &push.ctx,
+      Ref("push",
+          {{"redis", "healthy"}, {"queues", "gpu"}, {"keepAlive", "0"}, {"prewarm", "off"}}));
   externalscaler::IsActiveResponse first;
   REQUIRE(push.reader->Read(&first));
   REQUIRE_FALSE(first.result());
@@ -118,6 +120,7 @@ TEST_CASE("A hung Redis freezes neither health, GetMetricSpec, nor another conne
         } else {
           ++other;
         }
+        std::this_thread::sleep_for(10ms);
       }
     });
   }
@@ -139,6 +142,9 @@ TEST_CASE("A hung Redis freezes neither health, GetMetricSpec, nor another conne
     slowest_spec = std::max(slowest_spec, Ms(Steady::now() - t0));
     std::this_thread::sleep_for(50ms);
   }
+  WARN("measured with " << hung_streams << " hung streams: health " << slowest_health.count()
+                        << " ms, GetMetricSpec " << slowest_spec.count() << " ms, normal stream "
+                        << normal.count() << " ms");
   CHECK(slowest_health < 100ms);
   CHECK(slowest_spec < 100ms);
 
@@ -146,7 +152,7 @@ TEST_CASE("A hung Redis freezes neither health, GetMetricSpec, nor another conne
   for (int i = 0; i < 3; ++i) {
     healthy.Cli({"LPUSH", "gpu", "task"});
     const auto took = TimeUntil(push, true);
-    INFO("during the hang " << took.count() << " ms");
+    WARN("stream latency during the hang " << took.count() << " ms");
     CHECK(took < normal + 100ms);
     healthy.Cli({"DEL", "gpu"});
     TimeUntil(push, false);
@@ -154,6 +160,7 @@ TEST_CASE("A hung Redis freezes neither health, GetMetricSpec, nor another conne
 
   polling = false;
   for (auto& t : pollers) t.join();
+  WARN("slowest GetMetrics " << slowest_ms.load() << " ms, UNAVAILABLE " << unavailable.load());
   CHECK(slowest_ms.load() < (kRedisTimeout + 100ms).count());
   CHECK(unavailable > 0);
   CHECK(late_ok == 0);  // never a reading from before the hang past its freshness bound
@@ -165,7 +172,7 @@ TEST_CASE("A hung Redis freezes neither health, GetMetricSpec, nor another conne
   const auto resumed = Steady::now();
   int64_t value = -1;
   CHECK(WaitFor([&] { return f.GetMetrics("poll0", {{"queues", "gpu"}}, &value).ok(); }, 2s));
-  INFO("numbers again after " << Ms(Steady::now() - resumed).count() << " ms");
+  WARN("numbers again " << Ms(Steady::now() - resumed).count() << " ms after SIGCONT");
   CHECK(value == 0);
   CHECK(WaitFor(
       [&] { return f.ScalerLog().find("redis_connection_recovered") != std::string::npos; }, 2s));

@@ -73,6 +73,9 @@ TEST_CASE("Thousands of hostile requests leave memory, messages and /metrics bou
   CHECK_THAT(f.ScalerLog(), Catch::Contains("scaledobjects_not_tracked"));
 
   const long rss_after = RssKiB(f.scaler().pid());
+  WARN("measured: RSS " << rss_before << " -> " << rss_after << " KiB, " << series
+                        << " scaledobject series, longest error " << longest_message
+                        << " bytes, log " << f.ScalerLog().size() << " bytes");
   INFO("RSS " << rss_before << " KiB -> " << rss_after << " KiB");
   CHECK(rss_after - rss_before < 40 * 1024);
   CHECK(f.ScalerLog().size() < 1'000'000);  // no 200 KB key ever reaches the log
