@@ -4,7 +4,6 @@ just before and just after the kill (the victim cannot ack once dead, so `after`
 had), and, for warmpool workers, the victim's own in-flight set."""
 import json
 import random
-import signal
 import threading
 import time
 
@@ -114,7 +113,8 @@ class Chaos(threading.Thread):
         if self.cfg.workers == "warmpool":
             tags = {m.decode() for m in self.r.smembers("warmpool.inflight." + slot.hostname)}
             own = {after[t_] for t_ in tags if t_ in after}
-        record = {"t": t, "slot": slot.index, "hostname": slot.hostname, "why": why,
+        record = {"t": t, "at": round(t - self.log.t0, 3), "slot": slot.index,
+                  "hostname": slot.hostname, "why": why,
                   "in_flight": sorted(set(before.values()) | set(after.values())),
                   "victim_held": sorted(own)}
         self.kills.append(record)
@@ -133,7 +133,8 @@ class Chaos(threading.Thread):
                   "exit_code": slot.proc.returncode, "was_ready": was_ready}
         self.terms.append(record)
         if not clean:  # it had to be SIGKILLed: its duplicates are then allowed as for a kill
-            self.kills.append({"t": t, "slot": slot.index, "hostname": slot.hostname,
+            self.kills.append({"t": t, "at": round(t - self.log.t0, 3), "slot": slot.index,
+                               "hostname": slot.hostname,
                                "why": "SIGTERM timed out", "in_flight":
                                sorted(set(unacked_ids(self.r).values())), "victim_held": []})
         self.log("sigterm", **{k: v for k, v in record.items() if k != "t"}, restart_in=round(restart_in, 3),

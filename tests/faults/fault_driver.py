@@ -202,7 +202,8 @@ def main():
 
         results, result_problems = verdict.check_results(app, plan, timeout=5 if drained else 1)
         runs = verdict.read_executions(cfg.exec_log)
-        exec_fig, duplicates, exec_problems = verdict.check_executions(plan, runs, chaos.kills)
+        exec_fig, duplicates, exec_problems = verdict.check_executions(plan, runs, chaos.kills,
+                                                                   strict=cfg.workers == "warmpool")
         seen, leftover_problems = verdict.check_leftovers(r, QUEUE)
         scaler_fig, scaler_problems = verdict.check_scaler(poller.samples, chaos.outages,
                                                            t_first_ok)
