@@ -14,7 +14,7 @@ namespace warmpool::worker {
 namespace {
 
 // KEYS: unacked, unacked_index, inflight, deadletter, list1..listN
-// ARGV: now, hostname, max, queue1..queueN
+// ARGV: now, hostname, max, queue1..queueN, in-flight set expiry (Unix ms)
 // Returns a flat array of 4-tuples: kind ('m'|'d'), list key, envelope, tag|reason.
 // The tag and delivery_info are read by plain string search when the envelope is laid out as
 // kombu's json.dumps writes it; anything else goes through cjson.decode. Decoding costs about
@@ -34,6 +34,7 @@ local function quoted_after(msg, prefix)
   return s
 end
 local out = {}
+local taken = false
 local max = tonumber(ARGV[3])
 local n = 0
 local i = 5
@@ -80,9 +81,11 @@ while i <= #KEYS and n < max do
       redis.call('SADD', KEYS[3], tag)
       table.insert(out, 'm'); table.insert(out, KEYS[i]); table.insert(out, msg)
       table.insert(out, tag)
+      taken = true
     end
   end
 end
+if taken then redis.call('PEXPIREAT', KEYS[3], ARGV[#ARGV]) end
 return out
 )lua";
 
@@ -249,7 +252,8 @@ std::string FormatScore(double t) {
 }  // namespace
 
 Broker::Broker(RedisEndpoint endpoint, std::string key_prefix, std::string hostname,
-               std::string deadletter_key, size_t max_connections)
+               std::string deadletter_key, size_t max_connections,
+               std::chrono::milliseconds inflight_ttl)
     : pool_(std::move(endpoint), RedisPoolOptions{.max_connections = max_connections,
                                                   .wait_timeout = std::chrono::seconds(5),
                                                   .min_backoff = std::chrono::milliseconds(100),
@@ -261,11 +265,16 @@ Broker::Broker(RedisEndpoint endpoint, std::string key_prefix, std::string hostn
       unacked_mutex_(kombu::PrefixedKey(prefix_, kombu::kUnackedMutexKey)),
       inflight_key_(kombu::PrefixedKey(prefix_, "warmpool.inflight." + hostname_)),
       deadletter_key_(kombu::PrefixedKey(prefix_, deadletter_key)),
+      inflight_ttl_(inflight_ttl),
       fetch_script_(kFetchLua),
       ack_script_(kAckLua),
       finish_script_(kFinishLua),
       restore_script_(kRestoreLua),
       unlock_script_(kUnlockLua) {}
+
+std::string Broker::InflightExpiry(double now) const {
+  return std::to_string(static_cast<int64_t>(now * 1000) + inflight_ttl_.count());
+}
 
 LuaScript::Call Broker::FetchCall(const std::vector<std::string>& list_keys,
                                   const std::vector<std::string>& queues, int max,
@@ -274,6 +283,7 @@ LuaScript::Call Broker::FetchCall(const std::vector<std::string>& list_keys,
                     {FormatScore(now), hostname_, std::to_string(max)}};
   c.keys.insert(c.keys.end(), list_keys.begin(), list_keys.end());
   c.args.insert(c.args.end(), queues.begin(), queues.end());
+  c.args.push_back(InflightExpiry(now));
   return c;
 }
 
@@ -468,6 +478,8 @@ void Broker::RefreshScores(const std::vector<std::string>& tags, double now) {
   }
   auto conn = pool_.Acquire();
   conn->Command(cmd);
+  // Our in-flight set lives exactly as long as our scores stay fresh (see the constructor).
+  conn->Command({"PEXPIREAT", inflight_key_, InflightExpiry(now)});
 }
 
 int Broker::SweepStale(double now, double visibility_timeout,

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <chrono>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -35,12 +36,17 @@ struct Fetched {
 //   <p>unacked            HASH  tag -> '[envelope, exchange, routing_key]'   (kombu)
 //   <p>unacked_index      ZSET  tag -> time taken (refreshed while we hold it)   (kombu)
 //   <p>unacked_mutex      lock for the visibility sweep                       (kombu)
-//   <p>warmpool.inflight.<hostname>  SET of tags this worker took (for restart recovery)
+//   <p>warmpool.inflight.<hostname>  SET of tags this worker took (for restart recovery);
+//                         expires when our scores turn stale (last take/refresh + ttl)
 //   <p><deadletter_key>   LIST  JSON {reason, queue, worker, time, message}
 class Broker {
  public:
+  // `inflight_ttl` is the visibility timeout: once a dead worker's scores are that old, a sweep
+  // may restore its messages and another worker take them, so its in-flight set must be gone
+  // by then (a same-hostname restart would otherwise restore messages others now run).
   Broker(RedisEndpoint endpoint, std::string key_prefix, std::string hostname,
-         std::string deadletter_key, size_t max_connections);
+         std::string deadletter_key, size_t max_connections,
+         std::chrono::milliseconds inflight_ttl);
   Broker(const Broker&) = delete;
   Broker& operator=(const Broker&) = delete;
 
@@ -138,6 +144,8 @@ class Broker {
  private:
   std::vector<LuaScript::Call> FinishCalls(const std::vector<FinishOp>& ops, int backend_db,
                                            long expires) const;
+  // When our in-flight set expires if our scores, set to `now`, are not refreshed: Unix ms.
+  std::string InflightExpiry(double now) const;
   LuaScript::Call FetchCall(const std::vector<std::string>& list_keys,
                             const std::vector<std::string>& queues, int max, double now) const;
   std::vector<Fetched> ParseFetchReply(const redisReply* reply) const;
@@ -153,6 +161,7 @@ class Broker {
   const std::string unacked_mutex_;
   const std::string inflight_key_;
   const std::string deadletter_key_;
+  const std::chrono::milliseconds inflight_ttl_;
   LuaScript fetch_script_;
   LuaScript ack_script_;
   LuaScript finish_script_;

@@ -91,8 +91,9 @@ Worker::Worker(WorkerOptions options, const TaskRegistry& registry)
     : options_(std::move(options)), registry_(registry) {
   metrics_ = std::make_unique<WorkerMetrics>();
   size_t conns = static_cast<size_t>(options_.concurrency) + 4;
-  broker_ = std::make_unique<Broker>(options_.broker, options_.key_prefix, options_.hostname,
-                                     options_.deadletter_key, conns);
+  broker_ = std::make_unique<Broker>(
+      options_.broker, options_.key_prefix, options_.hostname, options_.deadletter_key, conns,
+      std::chrono::duration_cast<std::chrono::milliseconds>(options_.visibility_timeout));
   results_ = std::make_unique<ResultStore>(options_.result_backend, options_.result_expires, conns);
   events_ = std::make_unique<EventDispatcher>(*broker_, options_.key_prefix, options_.broker.db,
                                               options_.hostname, options_.heartbeat,

@@ -114,5 +114,58 @@ TEST_CASE("Redis restarted mid-run: all 1,000 results, none twice", "[worker][in
   CHECK(twice == 0);
 }
 
+// A pod that never comes back under its name (Deployment) must not leave its in-flight set
+// behind: the set expires with the visibility timeout, when a sweep may restore its messages.
+TEST_CASE("SIGKILL under a hostname that never returns: its in-flight set expires",
+          "[worker][integration]") {
+  WorkerFixture fx;
+  const std::vector<std::string> flags = {"--visibility-timeout", "2"};
+  auto gone = fx.StartWorker(flags, "warmpool@gone");
+  std::string ids = SendTasks(fx, "warmpool.sleep", "[1.0]", 1);
+  REQUIRE(fx.WaitUnacked(1, std::chrono::seconds(10)));
+  const long long ttl_ms = fx.Int({"PTTL", "warmpool.inflight.warmpool@gone"});
+  CHECK(ttl_ms > 0);
+  CHECK(ttl_ms <= 2000);
+  gone->Signal(SIGKILL);
+  CHECK(gone->Wait(std::chrono::seconds(5)) == 128 + SIGKILL);
+
+  auto other = fx.StartWorker(flags, "warmpool@other");  // its sweep restores the message
+  json done = fx.Client({"collect", ids});
+  CHECK(done["statuses"] == json{{"SUCCESS", 1}});
+  CHECK(fx.Int({"EXISTS", "warmpool.inflight.warmpool@gone"}) == 0);
+  CHECK(fx.Int({"HLEN", "unacked"}) == 0);
+  CheckServingThenStopsCleanly(*other);
+}
+
+// A StatefulSet pod rescheduled after the visibility timeout: another worker already runs its
+// message, and the returning pod must not restore it under that worker (a second execution).
+TEST_CASE("a hostname back after the visibility timeout leaves others' messages alone",
+          "[worker][integration]") {
+  WorkerFixture fx;
+  const std::vector<std::string> flags = {"--visibility-timeout", "2"};
+  auto late = fx.StartWorker(flags, "warmpool@late");
+  std::string ids = SendTasks(fx, "warmpool.sleep", "[6.0]", 1);
+  REQUIRE(fx.WaitUnacked(1, std::chrono::seconds(10)));
+  late->Signal(SIGKILL);
+  CHECK(late->Wait(std::chrono::seconds(5)) == 128 + SIGKILL);
+
+  auto other = fx.StartWorker(flags, "warmpool@other");
+  REQUIRE(WaitFor(
+      [&] {
+        return fx.Int({"SCARD", "warmpool.inflight.warmpool@other"}) == 1;
+      },
+      std::chrono::seconds(10)));
+  auto back = fx.StartWorker(flags, "warmpool@late");
+  REQUIRE(WaitFor([&] { return back->Log().find("worker_ready") != std::string::npos; },
+                  std::chrono::seconds(10)));
+  CHECK_THAT(back->Log(), Catch::Contains("restored_own=0"));
+  CHECK(fx.Int({"LLEN", "celery"}) == 0);
+  CHECK(fx.Int({"SCARD", "warmpool.inflight.warmpool@other"}) == 1);  // still other's, running
+  json done = fx.Client({"collect", ids});
+  CHECK(done["statuses"] == json{{"SUCCESS", 1}});
+  CHECK_THAT(back->Log(), !Catch::Contains("state=SUCCESS"));  // it never ran it again
+  CheckServingThenStopsCleanly(*back);
+}
+
 }  // namespace
 }  // namespace warmpool::testing
