@@ -44,7 +44,7 @@ struct Config {
   int poll_s = 30;  // KEDA defaultPollingInterval
   int hpa_s = 15;   // --horizontal-pod-autoscaler-sync-period default
   bool activity_chain = false;
-  int warmup_s = -1;  // -1: two polling intervals, at most two thirds of the run
+  int warmup_s = -1;  // -1: max(two polling intervals, duration / 4), at most 2/3 of the run
   int sample_s = 5;
   int window_s = 60;
   int scrape_s = 30;  // Prometheus scraping the scaler's /metrics
@@ -115,10 +115,12 @@ bool ParseArgs(int argc, char** argv, Config* cfg) {
     else
       return false;
   }
-  // Every ScaledObject is first seen within one polling interval; its state (plan, gauges) is
-  // allocated then, so memory is compared from the end of the second.
+  // Every ScaledObject is first seen within one polling interval, but its per-reason decision
+  // counters keep appearing for minutes (bounded by objects x reasons): memory is compared from
+  // the later of two polling intervals and a quarter of the run (150 s of a 600 s run).
   if (cfg->warmup_s < 0) {
-    cfg->warmup_s = std::min(2 * std::max(cfg->poll_s, cfg->hpa_s), cfg->duration_s * 2 / 3);
+    cfg->warmup_s = std::min(std::max(2 * std::max(cfg->poll_s, cfg->hpa_s), cfg->duration_s / 4),
+                             cfg->duration_s * 2 / 3);
   }
   return cfg->duration_s > 0 && cfg->objects > 0 && cfg->queue_sets > 0 && cfg->poll_s > 0 &&
          cfg->hpa_s > 0 && cfg->sample_s > 0 && cfg->window_s > 0 &&
@@ -385,10 +387,13 @@ int main(int argc, char** argv) {
     rss.push_back(static_cast<double>(samples[i].scaler.rss_kib));
   }
   const double slope_kib_min = Slope(xs, rss);
-  json rss_per_window = json::array();  // the scaler's RSS at each window's end
+  json rss_per_window = json::array();  // the scaler's RSS, fds, threads at each window's end
+  json fds_per_window = json::array(), threads_per_window = json::array();
   for (size_t i = 0; i < samples.size(); ++i) {
     if (i > 0 && static_cast<long>(t_s[i]) % cfg.window_s == 0) {
       rss_per_window.push_back(samples[i].scaler.rss_kib);
+      fds_per_window.push_back(samples[i].scaler.fds);
+      threads_per_window.push_back(samples[i].scaler.threads);
     }
   }
   const double elapsed = t_s.back() - t_s.front();
@@ -498,11 +503,16 @@ int main(int argc, char** argv) {
         {"end_over_warm", R3(rss_ratio)},
         {"slope_kib_per_min_after_warmup", R3(slope_kib_min)},
         {"per_window", rss_per_window}}},
-      {"fds", {{"before_load", before_load.fds}, {"warm", w.scaler.fds}, {"end", last.scaler.fds}}},
+      {"fds",
+       {{"before_load", before_load.fds},
+        {"warm", w.scaler.fds},
+        {"end", last.scaler.fds},
+        {"per_window", fds_per_window}}},
       {"threads",
        {{"before_load", before_load.threads},
         {"warm", w.scaler.threads},
-        {"end", last.scaler.threads}}},
+        {"end", last.scaler.threads},
+        {"per_window", threads_per_window}}},
       {"cpu_s",
        {{"scaler", R3(scaler_cpu)},
         {"redis", R3(last.redis.cpu_s - first.redis.cpu_s)},
