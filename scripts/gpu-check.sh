@@ -88,9 +88,11 @@ phase build 0 build || {
 }
 
 # ---- 3. deps: headers from the repo, the compiler, libc or CUDA only ---------------------------
+CUDA_ROOT=/usr/local/cuda
+[[ -n $NVCC ]] && CUDA_ROOT=$(dirname "$(dirname "$(readlink -f "$NVCC")")")
 foreign_headers() {
   find "$BUILD_DIR" -name '*.o.d' -exec cat {} + | tr ' \\' '\n\n' | grep '^/' | sort -u |
-    grep -v -E "^($ROOT/|/usr/include/c\+\+/|/usr/lib/gcc/|/usr/include/x86_64-linux-gnu/|/usr/include/aarch64-linux-gnu/|/usr/include/(linux|asm|asm-generic|sys|bits|gnu)/|/usr/include/[^/]+\.h$|/usr/local/cuda[^/]*/|/usr/lib/cuda/|/opt/nvidia/)" || true
+    grep -v -E "^($ROOT/|$CUDA_ROOT/|/usr/include/c\+\+/|/usr/lib/gcc/|/usr/include/x86_64-linux-gnu/|/usr/include/aarch64-linux-gnu/|/usr/include/(linux|asm|asm-generic|sys|bits|gnu)/|/usr/include/[^/]+\.h$|/usr/local/cuda[^/]*/|/usr/lib/cuda/|/opt/nvidia/)" || true
 }
 check_deps() {
   local n
