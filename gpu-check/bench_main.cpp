@@ -156,6 +156,8 @@ int Run(const Args& a) {
     report.Add("gpu_components_Gpxps", ccl->Gpxps(), "union-find CCL + MMU 16 px");
     report.Add("gpu_pipeline_resident_ms_per_Mpx", resident->ms / mpx,
                "fused -> Otsu -> mask + MMU -> scores + mask to host");
+    report.Add("gpu_h2d_pinned_GBps", Find(k.kernels, "h2d_pinned")->Gbps(), "one image");
+    report.Add("gpu_h2d_pageable_GBps", Find(k.kernels, "h2d_pageable")->Gbps(), "one image");
     imagery::ComputeBackendPtr cuda = imagery::MakeCudaBackend(0);
     CoreResult gpu_result;
     const double from_host_ms = WallMs(

@@ -3,6 +3,7 @@
 // the host clock.
 #include <algorithm>
 #include <chrono>
+#include <cstring>
 #include <functional>
 #include <vector>
 
@@ -128,6 +129,18 @@ CudaKernelReport BenchmarkCudaKernels(int ordinal, const HostPair& pair, const F
         uint8_t* out = cuda::LaunchMask(mask_buffers, d_scores, m, width, height, sm, stream);
         CheckCuda(cudaMemcpyAsync(h_mask, out, n, cudaMemcpyDeviceToHost, stream), "D2H mask");
         CheckCuda(cudaStreamSynchronize(stream), "mask");
+      }));
+  // Host to device from pinned and from pageable memory (what staging through pinned buys).
+  cuda::PinnedBuffer pinned;
+  void* h_pinned = pinned.Ensure(image_bytes);
+  std::memcpy(h_pinned, pair.before, image_bytes);
+  add("h2d_pinned", static_cast<double>(image_bytes), EventMs(stream, repeats, [&] {
+        CheckCuda(cudaMemcpyAsync(d_copy, h_pinned, image_bytes, cudaMemcpyHostToDevice, stream),
+                  "H2D pinned");
+      }));
+  add("h2d_pageable", static_cast<double>(image_bytes), EventMs(stream, repeats, [&] {
+        CheckCuda(cudaMemcpyAsync(d_copy, pair.before, image_bytes, cudaMemcpyHostToDevice, stream),
+                  "H2D pageable");
       }));
   cudaStreamDestroy(stream);
   return report;

@@ -45,7 +45,8 @@ struct HostPair {
 //   components_mmu       union-find CCL + minimum mapping unit on that mask,
 //   pipeline_resident    fused + histogram to the host + choose_threshold (e.g. Otsu) + mask
 //                        stage + scores and mask to pinned host memory (host wall clock: the
-//                        whole device half of a task).
+//                        whole device half of a task),
+//   h2d_pinned, h2d_pageable  one image host to device from pinned / pageable memory.
 // Throws ImageryError(kDevice).
 using ThresholdChooser = std::function<uint32_t(const std::vector<uint64_t>& histogram)>;
 CudaKernelReport BenchmarkCudaKernels(int ordinal, const HostPair& pair, const FusedParams& fused,
