@@ -63,8 +63,10 @@ std::optional<std::string> QueueForRoutingKey(const std::vector<std::string>& bi
 
 std::string FanoutChannel(std::string_view prefix, int db, std::string_view exchange,
                           std::string_view routing_key) {
-  std::string ch = PrefixedKey(prefix, "/" + std::to_string(db) + ".");
-  ch.append(exchange);
+  // Appended piece by piece: GCC 12 -O3 misreads `"/" + std::to_string(db)` as an overlapping
+  // copy (-Werror=restrict, a GCC 12 false positive).
+  std::string ch = PrefixedKey(prefix, "/");
+  ch.append(std::to_string(db)).append(".").append(exchange);
   if (!routing_key.empty()) ch.append("/").append(routing_key);
   return ch;
 }

@@ -86,9 +86,15 @@ std::string RedisEndpoint::Redacted() const {
     if (!password.empty()) out += ":***";
     out += "@";
   }
-  bool v6 = host.find(':') != std::string::npos;
-  out += v6 ? "[" + host + "]" : host;
-  out += ":" + std::to_string(port) + "/" + std::to_string(db);
+  // Appended piece by piece: GCC 12 -O3 misreads `":" + std::to_string(port)` as an overlapping
+  // copy (-Werror=restrict, a GCC 12 false positive).
+  const bool v6 = host.find(':') != std::string::npos;
+  if (v6) {
+    out.append("[").append(host).append("]");
+  } else {
+    out.append(host);
+  }
+  out.append(":").append(std::to_string(port)).append("/").append(std::to_string(db));
   return out;
 }
 

@@ -6,7 +6,12 @@ cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh
 BUILD_DIR=${BUILD_DIR:-build}
 JOBS=${JOBS:-2}
-cmake -S . -B "$BUILD_DIR" -DCMAKE_BUILD_TYPE=RelWithDebInfo
+# Release: what ships (and GCC 12's -O3 warnings, which only fire there). ccache when installed.
+launcher=()
+if command -v ccache > /dev/null 2>&1; then
+  for lang in C CXX CUDA; do launcher+=("-DCMAKE_${lang}_COMPILER_LAUNCHER=ccache"); done
+fi
+cmake -S . -B "$BUILD_DIR" -DCMAKE_BUILD_TYPE=Release "${launcher[@]}"
 cmake --build "$BUILD_DIR" -j "$JOBS"
 cd "$BUILD_DIR"
 ctest --output-on-failure -j "$JOBS" "$@"

@@ -86,11 +86,19 @@ double ProcessCpuSeconds(pid_t pid) {
   return static_cast<double>(utime + stime) / static_cast<double>(sysconf(_SC_CLK_TCK));
 }
 
+// `prefix` then `n`, appended: GCC 12 -O3 misreads `"q" + std::to_string(n)` as an overlapping
+// copy (-Werror=restrict, a GCC 12 false positive).
+std::string Numbered(const char* prefix, int n) {
+  std::string out(prefix);
+  out.append(std::to_string(n));
+  return out;
+}
+
 externalscaler::ScaledObjectRef Ref(int so, const Config& cfg) {
   externalscaler::ScaledObjectRef ref;
-  ref.set_name("so" + std::to_string(so));
+  ref.set_name(Numbered("so", so));
   ref.set_namespace_("bench");
-  (*ref.mutable_scalermetadata())["queues"] = "q" + std::to_string(so % cfg.queue_sets);
+  (*ref.mutable_scalermetadata())["queues"] = Numbered("q", so % cfg.queue_sets);
   (*ref.mutable_scalermetadata())["scalerAddress"] = "warmpool-scaler:6000";
   return ref;
 }

@@ -1,4 +1,4 @@
-// Built instead of gpu_backend.cu when CUDA is not available at configure time.
+// Built instead of the gpu_backend*.cu files when CUDA is not available at configure time.
 #include "worker/imagery/gpu_backend.h"
 #include "worker/imagery/gpu_benchmark.h"
 #include "worker/imagery/imagery_error.h"
@@ -15,7 +15,8 @@ ComputeBackendPtr MakeCudaBackend(int ordinal) {
       "device cuda:" + std::to_string(ordinal) + " requested but this build has no CUDA support");
 }
 
-nlohmann::json BenchmarkCudaKernels(int ordinal, int, int, int) {
+CudaKernelReport BenchmarkCudaKernels(int ordinal, const HostPair&, const FusedParams&,
+                                      const MaskParams&, const ThresholdChooser&, int) {
   throw ImageryError(ImageryError::Kind::kDevice,
                      "cuda:" + std::to_string(ordinal) + " benchmark needs a CUDA build");
 }

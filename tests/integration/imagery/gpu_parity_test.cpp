@@ -1,8 +1,9 @@
-// CPU/GPU parity: integer outputs (packed scores, histogram, final mask) must be identical.
-// Skipped with a warning when no CUDA device is usable (CI has none; scripts/gpu-check.sh runs
-// it on a GPU machine).
+// CPU/GPU parity through the whole pipeline (ComputeChange): integer outputs (packed scores,
+// histogram, final mask) must be identical. Reports Skipped when no CUDA device is usable (CI has
+// none); scripts/gpu-check.sh checks the same on a GPU machine without the Debian packages.
 #include <catch2/catch.hpp>
 
+#include "tests/support/skip_test.h"
 #include "worker/imagery/change_detection.h"
 #include "worker/imagery/gpu_backend.h"
 #include "worker/imagery/synthetic_pair.h"
@@ -10,18 +11,15 @@
 namespace warmpool::imagery {
 namespace {
 
-bool HaveGpu() {
-  if (CudaDeviceCount() > 0) {
-    return true;
+void RequireGpu() {
+  if (CudaDeviceCount() == 0) {
+    ::warmpool::testing::SkipTest(std::string("no CUDA device (compiled in: ") +
+                                  (CudaCompiledIn() ? "yes" : "no") + ")");
   }
-  WARN("skipped: no CUDA device (compiled in: " << (CudaCompiledIn() ? "yes" : "no") << ")");
-  return false;
 }
 
 TEST_CASE("GPU and CPU give identical scores, histograms and masks", "[imagery][gpu]") {
-  if (!HaveGpu()) {
-    return;
-  }
+  RequireGpu();
   SynthOptions s;
   s.width = 523;  // not a multiple of any tile size
   s.height = 389;
@@ -74,9 +72,7 @@ TEST_CASE("GPU and CPU give identical scores, histograms and masks", "[imagery][
 }
 
 TEST_CASE("Device buffers are reused across backends (second run same result)", "[imagery][gpu]") {
-  if (!HaveGpu()) {
-    return;
-  }
+  RequireGpu();
   SynthOptions s;
   s.width = 300;
   s.height = 200;

@@ -59,6 +59,9 @@ TEST_CASE("Redacted never shows the password", "[redis_url]") {
   REQUIRE(ep);
   CHECK(ep->Redacted() == "redis://bob:***@h:1/4");
   CHECK(ep->Redacted().find("hunter2") == std::string::npos);
+  auto v6 = ParseRedisUrl("redis://:pw@[::1]:6390/1", &error);  // brackets kept around IPv6
+  REQUIRE(v6);
+  CHECK(v6->Redacted() == "redis://:***@[::1]:6390/1");
 }
 
 TEST_CASE("ParseRedisAddress refuses credentials", "[redis_url]") {

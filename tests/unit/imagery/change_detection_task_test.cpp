@@ -234,6 +234,12 @@ TEST_CASE("Bad inputs fail with the right exception type", "[imagery][task]") {
       cuda.device = "auto";  // falls back to the CPU
       CHECK(RunChangeDetectionTask(Json::array(), {{"before", f.before()}, {"after", f.after()}},
                                    cuda)["device"] == "cpu");
+    } else {  // with a GPU the same requests run on it (this branch must not be a silent no-op)
+      ImageryConfig cuda = f.config;
+      cuda.device = "cuda:0";
+      const Json r = RunChangeDetectionTask(Json::array(),
+                                            {{"before", f.before()}, {"after", f.after()}}, cuda);
+      CHECK(r["device"].get<std::string>().rfind("cuda:0", 0) == 0);
     }
   }
 }
