@@ -1,15 +1,18 @@
 # syntax=docker/dockerfile:1
-# warmpool-scaler image. Build from the repository root (the context must be the whole repo):
+# warmpool-scaler image. Build from the repository root (the context must be the whole repo; the
+# root .dockerignore keeps build trees and .git out of it):
 #   docker build -f docker/scaler.Dockerfile -t warmpool-scaler:0.1.0 .
-# docker/scaler.Dockerfile.dockerignore keeps build trees and .git out of the context (BuildKit reads
-# <Dockerfile>.dockerignore next to the Dockerfile).
+# Without a Docker engine: scripts/image-check.sh builds it with podman and runs it.
 #
 # Build and runtime use the same Debian release, so the runtime libraries are exactly the ones the
-# -dev packages were built against. Pin both to one point release/digest for reproducible images.
+# -dev packages were built against. For reproducible images pin both bases by digest, e.g.
+#   --build-arg BUILD_IMAGE=debian:12@sha256:... --build-arg RUNTIME_IMAGE=debian:12-slim@sha256:...
 ARG DEBIAN_RELEASE=12
+ARG BUILD_IMAGE=debian:${DEBIAN_RELEASE}
+ARG RUNTIME_IMAGE=debian:${DEBIAN_RELEASE}-slim
 
 # ---- build: the same toolchain CI uses (scripts/install-deps.sh, CMake) -------------------------
-FROM debian:${DEBIAN_RELEASE} AS build
+FROM ${BUILD_IMAGE} AS build
 ENV DEBIAN_FRONTEND=noninteractive
 # Only the script first, so the (slow) package layer is cached until the package list changes.
 COPY scripts/install-deps.sh /src/scripts/install-deps.sh
@@ -18,26 +21,40 @@ WORKDIR /src
 COPY . .
 # Tests, benchmarks, CUDA and the worker/imagery/sim folders are not needed for the scaler.
 # Default build type (RelWithDebInfo) = what the tests run; debug info is stripped below.
+# tests/integration/images checks these flags configure and that the install rule yields the
+# ENTRYPOINT path.
 RUN cmake -S . -B /build -G Ninja \
       -DWARMPOOL_BUILD_TESTS=OFF -DWARMPOOL_BUILD_BENCH=OFF -DWARMPOOL_ENABLE_CUDA=OFF \
-      "-DWARMPOOL_SKIP_DIRS=worker;worker/imagery;sim" \
+      "-DWARMPOOL_SKIP_DIRS=worker;worker/imagery;sim" -DCMAKE_INSTALL_PREFIX=/usr/local \
  && cmake --build /build --target warmpool-scaler --parallel \
- && mkdir -p /out \
- && install -m 0755 /build/scaler/warmpool-scaler /out/warmpool-scaler \
- && strip --strip-debug /out/warmpool-scaler \
- && sh docker/runtime-packages.sh /out/warmpool-scaler > /out/runtime-packages.txt \
- && echo "runtime packages:" && cat /out/runtime-packages.txt
+ && DESTDIR=/out cmake --install /build --component scaler \
+ && strip --strip-debug /out/usr/local/bin/warmpool-scaler \
+ && sh docker/runtime-packages.sh /out/usr/local/bin/warmpool-scaler > /runtime-packages.txt \
+ && echo "runtime packages:" && cat /runtime-packages.txt
 
 # ---- runtime: debian slim + only the shared libraries the binary loads -------------------------
-FROM debian:${DEBIAN_RELEASE}-slim AS runtime
-COPY --from=build /out/runtime-packages.txt /tmp/runtime-packages.txt
+FROM ${RUNTIME_IMAGE} AS runtime
+ARG VERSION=0.1.0
+ARG REVISION=unknown
+ARG SOURCE_URL=unknown
+ARG LICENSES=NOASSERTION
+ARG RUNTIME_IMAGE
+# OCI annotations a registry shows (GHCR/ACR link the image to its source and version with them).
+LABEL org.opencontainers.image.title="warmpool-scaler" \
+      org.opencontainers.image.description="KEDA external scaler over a Celery/kombu backlog in Redis" \
+      org.opencontainers.image.version="${VERSION}" \
+      org.opencontainers.image.revision="${REVISION}" \
+      org.opencontainers.image.source="${SOURCE_URL}" \
+      org.opencontainers.image.licenses="${LICENSES}" \
+      org.opencontainers.image.base.name="${RUNTIME_IMAGE}"
+COPY --from=build /runtime-packages.txt /tmp/runtime-packages.txt
 RUN apt-get update \
  && xargs -a /tmp/runtime-packages.txt apt-get install -y --no-install-recommends \
  && rm -rf /var/lib/apt/lists/* /tmp/runtime-packages.txt \
  && groupadd --system --gid 65532 warmpool \
  && useradd --system --uid 65532 --gid 65532 --no-create-home --home-dir /nonexistent \
       --shell /usr/sbin/nologin warmpool
-COPY --from=build /out/warmpool-scaler /usr/local/bin/warmpool-scaler
+COPY --from=build /out/usr/local/bin/warmpool-scaler /usr/local/bin/warmpool-scaler
 # Numeric user: Kubernetes can verify runAsNonRoot without looking up names.
 USER 65532:65532
 # 6000: gRPC (KEDA externalscaler.ExternalScaler + grpc.health.v1 + reflection); 9090: /metrics.

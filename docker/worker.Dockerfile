@@ -1,8 +1,10 @@
 # syntax=docker/dockerfile:1
-# warmpool-worker image (GPU). Build from the repository root:
+# warmpool-worker image (GPU). Build from the repository root (the root .dockerignore keeps build
+# trees and .git out of the context):
 #   docker build -f docker/worker.Dockerfile -t warmpool-worker:0.1.0 .
 #   docker build -f docker/worker.Dockerfile --build-arg WARMPOOL_ENABLE_CUDA=OFF -t warmpool-worker:dev .
-# (the second: CPU-only image for kind/minikube, no NVIDIA download).
+# (the second: CPU-only image for kind/minikube, no NVIDIA download). Without a Docker engine:
+# scripts/image-check.sh builds it with podman and runs it.
 #
 # CUDA 13 runtime: the kernels link cudart STATICALLY (CUDA::cudart_static in worker/imagery), so
 # the only CUDA library needed at run time is the driver's libcuda.so.1, which the NVIDIA container
@@ -11,10 +13,13 @@
 # base the runtime on nvidia/cuda:13.0.x-runtime-ubuntu24.04: there is no Debian 12 flavour of it,
 # and Ubuntu's grpc/gdal/opencv sonames (libgdal34, ...) differ from the Debian 12 ones this binary is
 # built against (libgdal32, ...), so it would not start. Needs a node driver >= 580 (CUDA 13).
+# Pin both bases by digest for reproducible images (--build-arg BUILD_IMAGE=debian:12@sha256:...).
 ARG DEBIAN_RELEASE=12
+ARG BUILD_IMAGE=debian:${DEBIAN_RELEASE}
+ARG RUNTIME_IMAGE=debian:${DEBIAN_RELEASE}-slim
 
 # ---- build --------------------------------------------------------------------------------------
-FROM debian:${DEBIAN_RELEASE} AS build
+FROM ${BUILD_IMAGE} AS build
 ARG WARMPOOL_ENABLE_CUDA=ON
 ARG CUDA_VERSION=13-0
 ARG CUDA_HOME=/usr/local/cuda-13.0
@@ -22,19 +27,14 @@ ENV DEBIAN_FRONTEND=noninteractive
 COPY scripts/install-deps.sh /src/scripts/install-deps.sh
 RUN /src/scripts/install-deps.sh && rm -rf /var/lib/apt/lists/*
 # nvcc + static cudart from NVIDIA's Debian 12 CUDA repository (build stage only; nothing of it is
-# copied to the runtime image except what is linked into the binary). Plus CMake 3.31 from
-# bookworm-backports: the project builds CUDA as C++20 (CMAKE_CUDA_STANDARD 20) and Debian 12's
-# CMake 3.25 has no CUDA20 flags for nvcc ("requires the language dialect CUDA20"); checked with
-# 3.31.6~bpo12 + nvcc 13.0 on Debian 12.
+# copied to the runtime image except what is linked into the binary). CMake stays Debian's 3.25,
+# as in CI: the kernels are compiled as CUDA C++17, which it knows for nvcc.
 RUN if [ "$WARMPOOL_ENABLE_CUDA" != "OFF" ]; then \
       curl -fsSL -o /tmp/cuda-keyring.deb \
         https://developer.download.nvidia.com/compute/cuda/repos/debian12/x86_64/cuda-keyring_1.1-1_all.deb \
    && dpkg -i /tmp/cuda-keyring.deb && rm /tmp/cuda-keyring.deb \
-   && echo "deb http://deb.debian.org/debian bookworm-backports main" \
-        > /etc/apt/sources.list.d/backports.list \
    && apt-get update \
    && apt-get install -y --no-install-recommends cuda-nvcc-${CUDA_VERSION} cuda-cudart-dev-${CUDA_VERSION} \
-   && apt-get install -y --no-install-recommends -t bookworm-backports cmake cmake-data \
    && rm -rf /var/lib/apt/lists/*; \
     fi
 # NVIDIA's packages install under /usr/local/cuda-13.0 (the /usr/local/cuda link comes from an
@@ -44,19 +44,35 @@ WORKDIR /src
 COPY . .
 # WARMPOOL_ENABLE_CUDA=ON fails the build if nvcc is missing (no silent CPU-only GPU image).
 # Default build type (RelWithDebInfo) is what the tests run; debug info is stripped below.
+# tests/integration/images checks these flags configure and that the install rule yields the
+# ENTRYPOINT path.
 RUN cmake -S . -B /build -G Ninja \
       -DWARMPOOL_BUILD_TESTS=OFF -DWARMPOOL_BUILD_BENCH=OFF -DWARMPOOL_ENABLE_CUDA=${WARMPOOL_ENABLE_CUDA} \
-      -DWARMPOOL_SKIP_DIRS=sim \
+      -DWARMPOOL_SKIP_DIRS=sim -DCMAKE_INSTALL_PREFIX=/usr/local \
  && cmake --build /build --target warmpool-worker --parallel \
- && mkdir -p /out \
- && install -m 0755 /build/worker/warmpool-worker /out/warmpool-worker \
- && strip --strip-debug /out/warmpool-worker \
- && sh docker/runtime-packages.sh /out/warmpool-worker > /out/runtime-packages.txt \
- && echo "runtime packages:" && cat /out/runtime-packages.txt
+ && DESTDIR=/out cmake --install /build --component worker \
+ && strip --strip-debug /out/usr/local/bin/warmpool-worker \
+ && sh docker/runtime-packages.sh /out/usr/local/bin/warmpool-worker > /runtime-packages.txt \
+ && echo "runtime packages:" && cat /runtime-packages.txt
 
 # ---- runtime ------------------------------------------------------------------------------------
-FROM debian:${DEBIAN_RELEASE}-slim AS runtime
-COPY --from=build /out/runtime-packages.txt /tmp/runtime-packages.txt
+FROM ${RUNTIME_IMAGE} AS runtime
+ARG VERSION=0.1.0
+ARG REVISION=unknown
+ARG SOURCE_URL=unknown
+ARG LICENSES=NOASSERTION
+ARG RUNTIME_IMAGE
+ARG WARMPOOL_ENABLE_CUDA=ON
+# OCI annotations a registry shows; io.warmpool.cuda says whether the GPU kernels are in.
+LABEL org.opencontainers.image.title="warmpool-worker" \
+      org.opencontainers.image.description="C++ Celery worker for change-detection tasks (kombu Redis transport)" \
+      org.opencontainers.image.version="${VERSION}" \
+      org.opencontainers.image.revision="${REVISION}" \
+      org.opencontainers.image.source="${SOURCE_URL}" \
+      org.opencontainers.image.licenses="${LICENSES}" \
+      org.opencontainers.image.base.name="${RUNTIME_IMAGE}" \
+      io.warmpool.cuda="${WARMPOOL_ENABLE_CUDA}"
+COPY --from=build /runtime-packages.txt /tmp/runtime-packages.txt
 # ca-certificates: GDAL may read rasters over HTTPS (/vsicurl/ COGs).
 RUN apt-get update \
  && xargs -a /tmp/runtime-packages.txt apt-get install -y --no-install-recommends ca-certificates \
@@ -64,7 +80,7 @@ RUN apt-get update \
  && groupadd --system --gid 65532 warmpool \
  && useradd --system --uid 65532 --gid 65532 --no-create-home --home-dir /nonexistent \
       --shell /usr/sbin/nologin warmpool
-COPY --from=build /out/warmpool-worker /usr/local/bin/warmpool-worker
+COPY --from=build /out/usr/local/bin/warmpool-worker /usr/local/bin/warmpool-worker
 # Read by the NVIDIA container runtime: mount the driver's compute libraries (libcuda) and
 # nvidia-smi. Which GPUs is decided by the device plugin (nvidia.com/gpu), not by the image.
 # NVIDIA_REQUIRE_CUDA makes the runtime refuse to start the container on a driver older than CUDA
