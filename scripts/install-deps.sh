@@ -10,7 +10,7 @@ PACKAGES=(
   nlohmann-json3-dev libsimdjson-dev libcli11-dev prometheus-cpp-dev libssl-dev
   libopencv-dev libgdal-dev gdal-bin
   redis-server redis-tools
-  python3-celery python3-redis python3-grpcio python3-protobuf python3-numpy
+  python3-celery python3-redis python3-grpcio python3-protobuf python3-numpy python3-gdal
   python3-matplotlib python3-yaml
   curl ca-certificates
 )
