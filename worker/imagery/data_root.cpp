@@ -132,6 +132,13 @@ InputFile OpenInputFile(const std::string& path, const PathPolicy& policy) {
     Fail(ImageryError::Kind::kPermission, "path '" + path + "' resolves to '" + *real +
                                               "', outside the data root '" + real_root + "'");
   }
+  // Devices and sockets are not even opened (opening some has side effects); fstat below
+  // catches a swap after this check.
+  struct stat st {};
+  if (stat(real->c_str(), &st) == 0 && !S_ISREG(st.st_mode)) {
+    Fail(ImageryError::Kind::kInvalidArgument,
+         "raster '" + path + "' is " + FileTypeName(st.st_mode) + "; only regular files are read");
+  }
   // O_NONBLOCK: opening a FIFO must not wait for a writer; O_NOFOLLOW: the resolved name was no
   // symlink a moment ago and must not have become one.
   UniqueFd fd(open(real->c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC));
@@ -144,7 +151,6 @@ InputFile OpenInputFile(const std::string& path, const PathPolicy& policy) {
                                                  : ImageryError::Kind::kIo,
          "cannot open raster '" + path + "': " + std::strerror(e));
   }
-  struct stat st {};
   if (fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode)) {
     Fail(ImageryError::Kind::kInvalidArgument,
          "raster '" + path + "' is " + FileTypeName(st.st_mode) + "; only regular files are read");

@@ -1,12 +1,15 @@
 // The file-system confinement primitives (data_root.h) and the pure path rules (path_policy.h).
 #include "worker/imagery/data_root.h"
 
+#include <algorithm>
 #include <fcntl.h>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <stdexcept>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
@@ -102,6 +105,18 @@ TEST_CASE("Inputs must be regular files: a FIFO is refused at once, never waited
              Catch::Contains("a FIFO"));
   CHECK(InputKind(r.root + "/sub", r.root) == Kind::kInvalidArgument);
   CHECK(InputKind("/dev/zero", "") == Kind::kInvalidArgument);
+  const std::string socket_path = r.root + "/sock.tif";
+  const int sock = socket(AF_UNIX, SOCK_STREAM, 0);
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  REQUIRE(socket_path.size() < sizeof(addr.sun_path));
+  std::copy(socket_path.begin(), socket_path.end(), addr.sun_path);
+  REQUIRE(bind(sock, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0);
+  CHECK_THAT(ErrorOf([&] {
+               OpenInputFile(socket_path, PathPolicy{r.root, {}});
+             }),
+             Catch::Contains("a socket"));
+  close(sock);
 }
 
 TEST_CASE("/vsi paths are refused unless a prefix allows them, naming the flag",
