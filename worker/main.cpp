@@ -10,6 +10,7 @@
 #include "common/logging.h"
 #include "worker/builtin_tasks.h"
 #include "worker/cpu_budget.h"
+#include "worker/imagery/path_policy.h"
 #include "worker/imagery_tasks.h"
 #include "worker/task_registry.h"
 #include "worker/worker.h"
@@ -32,6 +33,9 @@ int main(int argc, char** argv) {
     imagery_config.data_root = options.data_root;
     imagery_config.output_root = options.output_root;
     imagery_config.device = options.device;
+    imagery_config.allow_remote_prefixes =
+        imagery::ParseRemotePrefixes(options.imagery_allow_remote);
+    imagery_config.time_limit_s = options.imagery_time_limit;
     if (options.imagery_decode_budget_mb) {
       imagery_config.whole_decode_max_mb = *options.imagery_decode_budget_mb;
     }

@@ -112,6 +112,23 @@ void TaskRegistry::AddAliasSpec(std::string_view spec) {
   AddAlias(std::string(spec.substr(0, eq)), std::string(spec.substr(eq + 1)));
 }
 
+void TaskRegistry::SetDefaultTimeLimit(std::string_view name, double seconds) {
+  if (tasks_.find(name) == tasks_.end()) {
+    throw std::invalid_argument("no registered task '" + std::string(name) + "'");
+  }
+  if (!(seconds > 0)) {
+    throw std::invalid_argument("the default time limit of '" + std::string(name) +
+                                "' must be > 0 seconds");
+  }
+  default_time_limits_[std::string(name)] = seconds;
+}
+
+std::optional<double> TaskRegistry::DefaultTimeLimit(std::string_view name) const {
+  const auto it = default_time_limits_.find(name);
+  if (it == default_time_limits_.end()) return std::nullopt;
+  return it->second;
+}
+
 const TaskFunction* TaskRegistry::Find(std::string_view name, std::string* resolved) const {
   std::string_view target = name;
   if (auto a = aliases_.find(name); a != aliases_.end()) target = a->second;

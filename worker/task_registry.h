@@ -103,6 +103,13 @@ class TaskRegistry {
   // Parses "OLD=NEW" (the --task-alias flag) and calls AddAlias.
   void AddAliasSpec(std::string_view spec);
 
+  // Sets the hard time limit (seconds, > 0) the worker applies to registered task `name` when a
+  // message carries none; it takes precedence over the worker-wide --time-limit. Throws
+  // std::invalid_argument when `name` is not registered or seconds <= 0.
+  void SetDefaultTimeLimit(std::string_view name, double seconds);
+  // That limit for a registered (resolved) name, or nullopt.
+  std::optional<double> DefaultTimeLimit(std::string_view name) const;
+
   // The function for `name` (through aliases), or nullptr. `resolved` gets the target name.
   const TaskFunction* Find(std::string_view name, std::string* resolved = nullptr) const;
   std::vector<std::string> Names() const;  // registered names and aliases, sorted
@@ -110,6 +117,7 @@ class TaskRegistry {
  private:
   std::map<std::string, TaskFunction, std::less<>> tasks_;
   std::map<std::string, std::string, std::less<>> aliases_;
+  std::map<std::string, double, std::less<>> default_time_limits_;
 };
 
 // Argument helpers with Celery-like errors. Positional index `i` or keyword `name`, whichever

@@ -679,7 +679,9 @@ int Worker::RunJob(const std::shared_ptr<Job>& job) {
     metrics_->CountRedisError();  // pre-checks are optimisations; run the task anyway
   }
   if (out.kind == Outcome::Kind::kSuccess) {
-    auto hard = msg.time_limit ? msg.time_limit : options_.time_limit;
+    // The message's limit, else the task's own default (imagery), else --time-limit.
+    auto hard = msg.time_limit ? msg.time_limit : registry_.DefaultTimeLimit(job->task_name);
+    if (!hard) hard = options_.time_limit;
     auto soft = msg.soft_time_limit ? msg.soft_time_limit : options_.soft_time_limit;
     job->ctx.id = msg.id;
     job->ctx.name = job->task_name;

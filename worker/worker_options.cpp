@@ -118,6 +118,17 @@ ParsedCommandLine ParseWorkerCommandLine(int argc, const char* const* argv,
                  "[default: 0]")
       ->envname("WARMPOOL_IMAGERY_THREADS")
       ->check(CLI::Range(0, 1024));
+  app.add_option("--imagery-time-limit", opts.imagery_time_limit,
+                 "Hard time limit in seconds of an imagery task whose message sets none; the "
+                 "task is then failed with TimeLimitExceeded and its slot freed. 0 = none "
+                 "(--time-limit applies) [default: 1800]")
+      ->envname("WARMPOOL_IMAGERY_TIME_LIMIT")
+      ->check(CLI::Range(0.0, 7.0 * 86400));
+  app.add_option("--imagery-allow-remote", opts.imagery_allow_remote,
+                 "GDAL /vsi prefix imagery tasks may read, e.g. /vsis3/bucket/ or "
+                 "/vsicurl/https://data.example.org/ (repeatable; env "
+                 "WARMPOOL_IMAGERY_ALLOW_REMOTE, comma-separated) [default: none: every /vsi "
+                 "path is refused]");
   app.set_version_flag("--version", "warmpool-worker 0.1.0");
 
   try {
@@ -169,6 +180,12 @@ ParsedCommandLine ParseWorkerCommandLine(int argc, const char* const* argv,
   if (soft_time_limit > 0) opts.soft_time_limit = soft_time_limit;
   opts.result_expires = std::chrono::seconds(result_expires);
   if (opts.deadletter_key.empty()) return fail("--deadletter-key must not be empty");
+  if (opts.imagery_allow_remote.empty()) {
+    const char* env = getenv_fn("WARMPOOL_IMAGERY_ALLOW_REMOTE");
+    if (env && *env) opts.imagery_allow_remote = SplitComma({env});
+  } else {
+    opts.imagery_allow_remote = SplitComma(opts.imagery_allow_remote);
+  }
   out.options = std::move(opts);
   return out;
 }

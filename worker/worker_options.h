@@ -42,6 +42,12 @@ struct WorkerOptions {
   // --imagery-decode-budget-mb; unset = the imagery task's default (384), 0 = always strips
   std::optional<size_t> imagery_decode_budget_mb;
   int imagery_threads = 0;  // --imagery-threads: per imagery task; 0 = available CPUs / concurrency
+  // --imagery-time-limit: hard limit (s) of an imagery task whose message has none; 0 = none
+  // (--time-limit then applies)
+  double imagery_time_limit = 1800;
+  // --imagery-allow-remote (repeatable) / WARMPOOL_IMAGERY_ALLOW_REMOTE (comma-separated): GDAL
+  // /vsi prefixes imagery tasks may read; empty = none. Checked by imagery::ParseRemotePrefixes.
+  std::vector<std::string> imagery_allow_remote;
 
   // messages taken at once, excluding ETA-held ones
   int prefetch_limit() const { return concurrency * prefetch_multiplier; }

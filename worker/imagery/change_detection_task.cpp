@@ -6,7 +6,6 @@
 
 #include "common/logging.h"
 #include "worker/imagery/change_job.h"
-#include "worker/imagery/data_root.h"
 #include "worker/imagery/gpu_backend.h"
 
 namespace warmpool::imagery {
@@ -188,31 +187,34 @@ std::vector<int> ParseBands(const Json* v) {
   return bands;
 }
 
-std::string ResolveOutputDir(const std::string& requested, const std::string& before,
-                             const std::string& after, const std::string& method,
-                             const ImageryConfig& cfg) {
+// Where the products go, and the roots that directory must be inside (data_root.h).
+void ChooseOutputDir(const std::string& requested, const std::string& before,
+                     const std::string& after, const std::string& method, const ImageryConfig& cfg,
+                     ChangeJob& job) {
   namespace fs = std::filesystem;
-  std::string root = cfg.output_root;
-  if (root.empty()) {
-    root = cfg.data_root.empty() ? fs::temp_directory_path().string()
-                                 : (fs::path(cfg.data_root) / "changes").string();
-  }
-  if (requested.empty()) {
-    const std::string name =
-        fs::path(before).stem().string() + "__" + fs::path(after).stem().string() + "_" + method;
-    return ResolveDataPath((fs::path(root) / name).string(), "");
-  }
   if (requested.rfind("/vsi", 0) == 0) {
     ValueFail("output_dir must be a local directory, got '" + requested + "'");
   }
-  try {
-    return ResolveDataPath(requested, cfg.data_root);
-  } catch (const ImageryError&) {
-    if (cfg.output_root.empty()) {
-      throw;
+  for (const std::string& root : {cfg.data_root, cfg.output_root}) {
+    if (!root.empty()) {
+      job.output_roots.push_back(root);
     }
-    return ResolveDataPath(requested, cfg.output_root);
   }
+  if (!requested.empty()) {
+    job.output_dir = requested;
+    return;
+  }
+  std::string parent = cfg.output_root;
+  if (parent.empty()) {
+    parent = cfg.data_root.empty() ? fs::temp_directory_path().string()
+                                   : (fs::path(cfg.data_root) / "changes").string();
+  } else {
+    std::error_code ec;
+    fs::create_directories(parent, ec);  // the operator's own folder; OutputDir::Open reports
+  }
+  const std::string name =
+      fs::path(before).stem().string() + "__" + fs::path(after).stem().string() + "_" + method;
+  job.output_dir = (fs::path(parent) / name).string();
 }
 
 }  // namespace
@@ -283,10 +285,13 @@ Json RunChangeDetectionTask(const Json& args, const Json& kwargs, const ImageryC
   job.quicklook = GetBool(b, "quicklook", true);
   job.write_magnitude = GetBool(b, "magnitude", false);
 
-  job.before_path = ResolveDataPath(before, cfg.data_root);
-  job.after_path = ResolveDataPath(after, cfg.data_root);
-  job.output_dir = ResolveOutputDir(GetString(b, "output_dir", ""), job.before_path, job.after_path,
-                                    MethodName(o.method), cfg);
+  if (before.empty() || after.empty()) {
+    ValueFail("before and after must be raster paths, got an empty string");
+  }
+  job.before_path = before;
+  job.after_path = after;
+  job.inputs = PathPolicy{cfg.data_root, cfg.allow_remote_prefixes};
+  ChooseOutputDir(GetString(b, "output_dir", ""), before, after, MethodName(o.method), cfg, job);
 
   ComputeBackendPtr backend = SelectBackend(cfg.device, o.threads);
   return RunChangeJob(job, *backend);

@@ -13,6 +13,7 @@
 //   e.what(); anything else is an internal error.
 
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -23,16 +24,23 @@
 namespace warmpool::imagery {
 
 inline constexpr const char* kChangeDetectionTaskName = "imagery.change_detection";
+// Hard time limit (s) of an imagery task whose message sets none (--imagery-time-limit).
+inline constexpr double kDefaultImageryTimeLimitS = 1800;
 
 // Worker-level configuration of the imagery task (from the worker's command line).
 struct ImageryConfig {
-  // --data-root: local input rasters and output directories must lie inside it (symlinks
-  // resolved). Network GDAL paths (/vsicurl/, /vsis3/, /vsiaz/, ...) are always allowed. Empty
-  // disables the check (tests only; the worker must set it).
+  // --data-root: local input rasters (and the files a VRT names) must resolve inside it;
+  // output directories must be real directories inside it (data_root.h). Empty disables the
+  // check (tests only; the worker must set it).
   std::string data_root;
   // --output-root: where outputs go when output_dir is None (a sub-folder per before/after pair);
   // also accepted as a parent of an explicit output_dir. Empty = "<data_root>/changes".
   std::string output_root;
+  // --imagery-allow-remote (ParseRemotePrefixes): the only /vsi paths read; empty = none.
+  std::vector<std::string> allow_remote_prefixes;
+  // --imagery-time-limit: the worker's hard limit for a message without time_limit; 0 = none
+  // (then --time-limit applies).
+  double time_limit_s = kDefaultImageryTimeLimitS;
   // --device: "auto" (first CUDA device when one is usable, else CPU), "cpu", "cuda" or "cuda:N".
   std::string device = "auto";
   int threads = 2;       // CPU threads (fused pass, morphology, GDAL decode)
@@ -69,8 +77,10 @@ class TaskArgumentError : public ImageryError {
 //    timings_s {open, decode_whole, sample, normalize_fit, decode, fused_pass, threshold,
 //               mask_filter, regions, compute_total, encode, quicklook, total}}
 // Throws TaskArgumentError for bad arguments, ImageryError for bad data (missing or corrupt
-// raster: FileNotFoundError/ValueError; outside the data root: PermissionError; size, CRS or band
-// mismatch and band out of range: ValueError; CUDA failure: RuntimeError). Thread-safe: each
+// raster: FileNotFoundError/ValueError; not a regular file (FIFO, device, directory): ValueError;
+// outside the data root, through a symlink, a refused VRT or a /vsi path not allowed:
+// PermissionError; size, CRS or band mismatch and band out of range: ValueError; CUDA failure:
+// RuntimeError). Thread-safe: each
 // call has its own state (a CUDA device serves one call at a time).
 nlohmann::json RunChangeDetectionTask(const nlohmann::json& args, const nlohmann::json& kwargs,
                                       const ImageryConfig& config);

@@ -4,7 +4,6 @@
 #include <chrono>
 #include <cmath>
 #include <filesystem>
-#include <fstream>
 #include <memory>
 #include <numeric>
 
@@ -99,11 +98,13 @@ nlohmann::json RunChangeJob(const ChangeJob& job, ComputeBackend& backend) {
   // cache only needs one: 64 MB holds a 256-row tile row of a 4-band image up to 32,000 px wide.
   // 128 MB added 60 MB of peak RSS at 10980^2 for no speed (docs/benchmarks/imagery.md).
   ConfigureGdal(job.options.threads, 64);
-  RasterReader before = RasterReader::Open(job.before_path);
-  RasterReader after = RasterReader::Open(job.after_path);
+  RasterReader before = RasterReader::Open(job.before_path, job.inputs);
+  RasterReader after = RasterReader::Open(job.after_path, job.inputs);
   const RasterInfo bi = before.info();
   const RasterInfo ai = after.info();
-  CheckSameGrid(bi, ai, job.before_path, job.after_path);
+  CheckSameGrid(bi, ai, before.path(), after.path());
+  // Checked before any work: a refused output_dir costs no decode.
+  const OutputDir out_dir = OutputDir::Open(job.output_dir, job.output_roots);
   ChangeOptions options = job.options;
   if (options.bands.empty()) {
     if (bi.band_count != ai.band_count) {
@@ -136,34 +137,35 @@ nlohmann::json RunChangeJob(const ChangeJob& job, ComputeBackend& backend) {
   ChangeMaps maps = ComputeChange(*before_src, *after_src, options, backend);
 
   t = Clock::now();
-  std::error_code ec;
-  std::filesystem::create_directories(job.output_dir, ec);
-  if (ec) {
-    throw ImageryError(ImageryError::Kind::kIo,
-                       "cannot create output_dir '" + job.output_dir + "': " + ec.message());
-  }
-  const std::string base = (std::filesystem::path(job.output_dir) / job.output_prefix).string();
+  std::vector<std::unique_ptr<OutputFile>> files;  // committed together at the end
+  const auto output = [&](const char* suffix) -> OutputFile& {
+    files.push_back(std::make_unique<OutputFile>(out_dir, job.output_prefix + suffix));
+    return *files.back();
+  };
   nlohmann::json outputs;
-  outputs["mask"] = base + "_mask.tif";
-  WriteGeoTiffU8(outputs["mask"], maps.mask.data(), maps.width, maps.height, bi.geo, 255.0,
+  OutputFile& mask_file = output("_mask.tif");
+  outputs["mask"] = mask_file.path();
+  WriteGeoTiffU8(mask_file.WritePath(), maps.mask.data(), maps.width, maps.height, bi.geo, 255.0,
                  std::string("change mask (") + MethodName(options.method) + ")");
   if (job.write_magnitude) {
-    outputs["magnitude"] = base + "_magnitude.tif";
+    OutputFile& magnitude_file = output("_magnitude.tif");
+    outputs["magnitude"] = magnitude_file.path();
     const uint16_t* scores = maps.scores.data();
     const size_t width = static_cast<size_t>(maps.width);
-    WriteGeoTiffU16Strips(outputs["magnitude"], maps.width, maps.height, bi.geo, 1.0 / maps.scale,
-                          65535.0, std::string(MethodName(options.method)) + " magnitude",
-                          [&](int row0, int rows, uint16_t* out) {
-                            const uint16_t* in = scores + static_cast<size_t>(row0) * width;
-                            for (size_t i = 0; i < static_cast<size_t>(rows) * width; ++i) {
-                              out[i] = in[i] == kInvalidScore ? uint16_t{65535}
-                                                              : uint16_t(in[i] & kScoreMask);
-                            }
-                          });
+    WriteGeoTiffU16Strips(
+        magnitude_file.WritePath(), maps.width, maps.height, bi.geo, 1.0 / maps.scale, 65535.0,
+        std::string(MethodName(options.method)) + " magnitude",
+        [&](int row0, int rows, uint16_t* out) {
+          const uint16_t* in = scores + static_cast<size_t>(row0) * width;
+          for (size_t i = 0; i < static_cast<size_t>(rows) * width; ++i) {
+            out[i] = in[i] == kInvalidScore ? uint16_t{65535} : uint16_t(in[i] & kScoreMask);
+          }
+        });
   }
   const std::string crs_name = DescribeCrs(bi.geo.crs_wkt);
-  outputs["regions_geojson"] = base + "_regions.geojson";
-  WriteRegionsGeoJson(outputs["regions_geojson"], maps.regions, bi.geo, crs_name);
+  OutputFile& regions_file = output("_regions.geojson");
+  outputs["regions_geojson"] = regions_file.path();
+  regions_file.Write(RegionsGeoJson(maps.regions, bi.geo, crs_name));
   const double encode_s = Seconds(t);
 
   double quicklook_s = 0;
@@ -175,15 +177,17 @@ nlohmann::json RunChangeJob(const ChangeJob& job, ComputeBackend& backend) {
     } else {
       rgb = {options.bands.front()};
     }
-    outputs["quicklook"] = base + "_quicklook.png";
+    OutputFile& quicklook_file = output("_quicklook.png");
+    outputs["quicklook"] = quicklook_file.path();
     const QuicklookGrid grid = QuicklookSize(maps.width, maps.height, job.quicklook_max_side);
     std::vector<uint16_t> storage;
     const std::vector<const uint16_t*> planes =
         QuicklookPlanes(maps, options.bands, *after_src, after, rgb, grid, storage);
-    WriteQuicklook(outputs["quicklook"], planes, grid, maps.mask.data(), maps.width, maps.height);
+    quicklook_file.Write(EncodeQuicklook(planes, grid, maps.mask.data(), maps.width, maps.height));
     quicklook_s = Seconds(t);
   }
-  outputs["result_json"] = base + "_result.json";
+  OutputFile& result_file = output("_result.json");
+  outputs["result_json"] = result_file.path();
 
   nlohmann::json result;
   result["method"] = MethodName(options.method);
@@ -191,8 +195,8 @@ nlohmann::json RunChangeJob(const ChangeJob& job, ComputeBackend& backend) {
   result["bands"] = options.bands;
   result["device"] = maps.device;
   result["decoded_whole"] = decode_whole;
-  result["before"] = job.before_path;
-  result["after"] = job.after_path;
+  result["before"] = before.path();
+  result["after"] = after.path();
   result["width"] = maps.width;
   result["height"] = maps.height;
   result["crs"] = crs_name;
@@ -231,11 +235,9 @@ nlohmann::json RunChangeJob(const ChangeJob& job, ComputeBackend& backend) {
   timings["total"] = Seconds(start);
   result["timings_s"] = timings;
 
-  std::ofstream f(outputs["result_json"].get<std::string>());
-  f << result.dump(2) << '\n';
-  if (!f) {
-    throw ImageryError(ImageryError::Kind::kIo,
-                       "cannot write '" + outputs["result_json"].get<std::string>() + "'");
+  result_file.Write(result.dump(2) + '\n');
+  for (const auto& file : files) {
+    file->Commit();
   }
   return result;
 }

@@ -5,20 +5,24 @@
 
 #include <cstddef>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
 #include "worker/imagery/change_detection.h"
 #include "worker/imagery/compute_backend.h"
+#include "worker/imagery/data_root.h"
 
 namespace warmpool::imagery {
 
 inline constexpr size_t kDefaultWholeDecodeMaxMb = 384;
 
 struct ChangeJob {
-  std::string before_path;  // already resolved against the data root (ResolveDataPath)
+  std::string before_path;  // opened under `inputs` (RasterReader::Open)
   std::string after_path;
-  std::string output_dir;  // created when missing
+  PathPolicy inputs;       // empty data_root: unconfined (library and test use)
+  std::string output_dir;  // created when missing, inside one of output_roots (OutputDir::Open)
+  std::vector<std::string> output_roots;  // empty: unconfined (library and test use)
   std::string output_prefix = "change";
   ChangeOptions options;
   bool quicklook = true;         // <prefix>_quicklook.png
@@ -33,7 +37,9 @@ struct ChangeJob {
 
 // Runs `job` on `backend`. Writes <prefix>_mask.tif (uint8: 0 no change, 1 change, 255 nodata;
 // tiled, DEFLATE; geotransform and CRS of `before`), <prefix>_regions.geojson,
-// <prefix>_result.json and, as requested, the quick-look and magnitude rasters.
+// <prefix>_result.json and, as requested, the quick-look and magnitude rasters; each to a fresh
+// file renamed over its name once every product is written (OutputFile), so a planted symlink is
+// replaced, never written through, and a failed job leaves no partial product.
 // Returns the result document (see docs in change_detection_task.h). Throws ImageryError:
 // kNotFound/kCorrupt/kUnsupported for unreadable inputs, kMismatch when size, band count,
 // geotransform or CRS differ, kInvalidArgument for bad options, kIo for output failures.

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <fstream>
 #include <numeric>
 
 #include <opencv2/core.hpp>
@@ -65,8 +64,8 @@ nlohmann::json RegionsJson(const std::vector<Region>& regions, const GeoInfo& ge
   return out;
 }
 
-void WriteRegionsGeoJson(const std::string& path, const std::vector<Region>& regions,
-                         const GeoInfo& geo, const std::string& crs_name) {
+std::string RegionsGeoJson(const std::vector<Region>& regions, const GeoInfo& geo,
+                           const std::string& crs_name) {
   nlohmann::json features = nlohmann::json::array();
   const double pixel_area = PixelArea(geo);
   for (size_t k = 0; k < regions.size(); ++k) {
@@ -85,11 +84,7 @@ void WriteRegionsGeoJson(const std::string& path, const std::vector<Region>& reg
   if (!crs_name.empty()) {
     doc["crs"] = {{"type", "name"}, {"properties", {{"name", crs_name}}}};
   }
-  std::ofstream f(path);
-  f << doc.dump() << '\n';
-  if (!f) {
-    throw ImageryError(ImageryError::Kind::kIo, "cannot write '" + path + "'");
-  }
+  return doc.dump() + '\n';
 }
 
 std::pair<double, double> StretchRange(const uint16_t* band, size_t count) {
@@ -125,8 +120,8 @@ QuicklookGrid QuicklookSize(int width, int height, int max_side) {
   return grid;
 }
 
-void WriteQuicklook(const std::string& path, const std::vector<const uint16_t*>& planes,
-                    const QuicklookGrid& grid, const uint8_t* mask, int width, int height) {
+std::string EncodeQuicklook(const std::vector<const uint16_t*>& planes, const QuicklookGrid& grid,
+                            const uint8_t* mask, int width, int height) {
   const int ow = grid.width;
   const int oh = grid.height;
   const double factor = grid.factor;
@@ -163,15 +158,18 @@ void WriteQuicklook(const std::string& path, const std::vector<const uint16_t*>&
       }
     }
   }
+  std::vector<uchar> png;
   bool ok = false;
   try {
-    ok = cv::imwrite(path, image);
+    ok = cv::imencode(".png", image, png);
   } catch (const cv::Exception& e) {
-    throw ImageryError(ImageryError::Kind::kIo, "cannot write '" + path + "': " + e.what());
+    throw ImageryError(ImageryError::Kind::kIo,
+                       std::string("cannot encode the quick-look: ") + e.what());
   }
   if (!ok) {
-    throw ImageryError(ImageryError::Kind::kIo, "cannot write '" + path + "'");
+    throw ImageryError(ImageryError::Kind::kIo, "cannot encode the quick-look");
   }
+  return std::string(png.begin(), png.end());
 }
 
 }  // namespace warmpool::imagery

@@ -1,6 +1,7 @@
 #pragma once
 
-// Product writers at the edge of the pipeline: regions as JSON/GeoJSON and the quick-look PNG.
+// Products as bytes: regions as JSON/GeoJSON and the quick-look PNG. Writing them is the
+// caller's (change_job.cpp, through OutputFile: never through a planted symlink).
 
 #include <array>
 #include <cstdint>
@@ -27,9 +28,9 @@ double PixelArea(const GeoInfo& geo);
 nlohmann::json RegionsJson(const std::vector<Region>& regions, const GeoInfo& geo, size_t limit);
 
 // A GeoJSON FeatureCollection of the regions' map bounding boxes (Polygon features with the
-// properties above), with a "crs" member naming the raster's CRS. Throws ImageryError(kIo).
-void WriteRegionsGeoJson(const std::string& path, const std::vector<Region>& regions,
-                         const GeoInfo& geo, const std::string& crs_name);
+// properties above), with a "crs" member naming the raster's CRS; the text ends with a newline.
+std::string RegionsGeoJson(const std::vector<Region>& regions, const GeoInfo& geo,
+                           const std::string& crs_name);
 
 // The quick-look's stretch of one band: its 2nd and 98th percentile over the non-zero values
 // (the values at ranks n * 2 / 100 and n * 98 / 100 of them sorted), hi at least lo + 1; {0, 1}
@@ -45,11 +46,11 @@ struct QuicklookGrid {
 };
 QuicklookGrid QuicklookSize(int width, int height, int max_side);
 
-// Writes a PNG of `after` on `grid` from `planes` (1 or 3 planes of grid.width x grid.height
-// values: grey, or red, green, blue; each stretched between its 2nd and 98th percentile), with the
-// outline of the change mask (value 1 in the width x height mask) drawn in red. Throws
-// ImageryError(kIo).
-void WriteQuicklook(const std::string& path, const std::vector<const uint16_t*>& planes,
-                    const QuicklookGrid& grid, const uint8_t* mask, int width, int height);
+// A PNG of `after` on `grid` from `planes` (1 or 3 planes of grid.width x grid.height values:
+// grey, or red, green, blue; each stretched between its 2nd and 98th percentile), with the
+// outline of the change mask (value 1 in the width x height mask) drawn in red: the file's bytes.
+// Throws ImageryError(kIo) when OpenCV cannot encode it.
+std::string EncodeQuicklook(const std::vector<const uint16_t*>& planes, const QuicklookGrid& grid,
+                            const uint8_t* mask, int width, int height);
 
 }  // namespace warmpool::imagery

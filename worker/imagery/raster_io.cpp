@@ -4,14 +4,18 @@
 #include <cstdlib>
 #include <filesystem>
 #include <mutex>
+#include <set>
 #include <vector>
 
 #include <cpl_conv.h>
 #include <cpl_error.h>
+#include <cpl_string.h>
 #include <gdal.h>
 #include <ogr_srs_api.h>
 
 #include "worker/imagery/imagery_error.h"
+#include "worker/imagery/path_policy.h"
+#include "worker/imagery/vrt_guard.h"
 
 namespace warmpool::imagery {
 namespace {
@@ -35,7 +39,124 @@ std::string LastGdalMessage() {
 
 void EnsureDriversRegistered() {
   static std::once_flag once;
-  std::call_once(once, [] { GDALAllRegister(); });
+  std::call_once(once, [] {
+    GDALAllRegister();
+    // Never look for sidecars (.ovr, .aux.xml, .msk, world files) next to a raster: a planted
+    // one could name a file outside the data root. Internal overviews (COG) are still used.
+    CPLSetConfigOption("GDAL_DISABLE_READDIR_ON_OPEN", "EMPTY_DIR");
+    CPLSetConfigOption("GDAL_VRT_ENABLE_PYTHON", "NO");
+    CPLSetConfigOption("VRT_SHARED_SOURCE", "0");
+  });
+}
+
+constexpr size_t kMaxVrtBytes = size_t{4} << 20;
+
+// What GDAL is given for one input, and every file it may list for it.
+struct PinnedRaster {
+  std::string path;              // for messages and results
+  std::string gdal_name;         // "/proc/self/fd/N", a remote path, or VRT XML
+  const char* driver = nullptr;  // the only driver allowed; nullptr = the remote set
+  std::vector<UniqueFd> files;
+  std::set<std::string> listed_ok;  // names GDALGetFileList may return
+};
+
+const char* const kRemoteDrivers[] = {"GTiff", "PNG", "JPEG", "JP2OpenJPEG", nullptr};
+
+[[noreturn]] void NotARaster(const std::string& path) {
+  throw ImageryError(
+      ImageryError::Kind::kCorrupt,
+      "cannot open '" + path +
+          "' as a raster: it is not a GeoTIFF/COG, PNG, JPEG, JPEG 2000 or VRT file");
+}
+
+// A VRT source: a GeoTIFF inside the data root, given to GDAL as "GTIFF_DIR:1:/proc/self/fd/N"
+// so only the GTiff driver opens it even if its bytes change after the check.
+std::string PinVrtSource(const std::string& vrt_path, const std::string& filename, bool relative,
+                         const PathPolicy& policy, PinnedRaster& pinned) {
+  namespace fs = std::filesystem;
+  if (IsGdalVirtualPath(filename)) {
+    throw ImageryError(ImageryError::Kind::kPermission,
+                       "VRT '" + vrt_path + "' refers to '" + filename +
+                           "': VRT sources must be local GeoTIFF files inside the data root");
+  }
+  const fs::path named(filename);
+  const std::string resolved = (relative || named.is_relative())
+                                   ? (fs::path(vrt_path).parent_path() / named).string()
+                                   : filename;
+  InputFile source = OpenInputFile(resolved, policy);
+  if (SniffRasterFormat(ReadPrefix(source.fd.get(), 64)) != RasterFormat::kGTiff) {
+    throw ImageryError(ImageryError::Kind::kPermission,
+                       "VRT '" + vrt_path + "' refers to '" + filename +
+                           "', which is not a GeoTIFF (VRT sources are read as GeoTIFF only)");
+  }
+  const std::string gdal_name = "GTIFF_DIR:1:" + source.GdalPath();
+  pinned.listed_ok.insert(gdal_name);
+  pinned.listed_ok.insert(source.GdalPath());
+  pinned.files.push_back(std::move(source.fd));
+  return gdal_name;
+}
+
+PinnedRaster PinInput(const std::string& path, const PathPolicy& policy) {
+  InputFile input = OpenInputFile(path, policy);
+  PinnedRaster pinned;
+  pinned.path = input.path;
+  if (input.remote()) {
+    pinned.gdal_name = input.path;
+    return pinned;
+  }
+  const RasterFormat format = SniffRasterFormat(ReadPrefix(input.fd.get(), 64));
+  if (format == RasterFormat::kUnknown) {
+    NotARaster(path);
+  }
+  pinned.driver = GdalDriverFor(format);
+  if (format == RasterFormat::kVrt) {
+    const std::string xml = ReadPrefix(input.fd.get(), kMaxVrtBytes + 1);
+    if (xml.size() > kMaxVrtBytes) {
+      throw ImageryError(ImageryError::Kind::kUnsupported,
+                         "VRT '" + path + "' is larger than 4 MiB");
+    }
+    pinned.gdal_name = PinVrtSources(xml, [&](const std::string& filename, bool relative) {
+      return PinVrtSource(input.path, filename, relative, policy, pinned);
+    });
+    return pinned;
+  }
+  pinned.gdal_name = input.GdalPath();
+  pinned.listed_ok.insert(pinned.gdal_name);
+  pinned.files.push_back(std::move(input.fd));
+  return pinned;
+}
+
+// Every file GDAL says the dataset uses must be one that was checked (sidecars included).
+void CheckFileList(GDALDatasetH ds, const PinnedRaster& pinned, const PathPolicy& policy) {
+  char** files = GDALGetFileList(ds);
+  std::string stray;
+  for (char** f = files; f != nullptr && *f != nullptr && stray.empty(); ++f) {
+    const std::string name = *f;
+    if (pinned.listed_ok.count(name) != 0) {
+      continue;
+    }
+    if (pinned.driver == nullptr && IsGdalVirtualPath(name)) {
+      try {
+        CheckRemotePath(name, policy.remote_prefixes);
+        continue;
+      } catch (const ImageryError&) {
+      }
+    }
+    stray = name;
+  }
+  CSLDestroy(files);
+  if (!stray.empty()) {
+    throw ImageryError(ImageryError::Kind::kPermission,
+                       "raster '" + pinned.path + "' refers to '" + stray +
+                           "', which was not checked against the data root");
+  }
+}
+
+GdalDatasetPtr OpenPinned(const PinnedRaster& pinned, const char* const* open_options) {
+  const char* const single[] = {pinned.driver, nullptr};
+  return GdalDatasetPtr(GDALOpenEx(pinned.gdal_name.c_str(), GDAL_OF_RASTER | GDAL_OF_READONLY,
+                                   pinned.driver != nullptr ? single : kRemoteDrivers, open_options,
+                                   nullptr));
 }
 
 void CheckBands(const RasterInfo& info, const std::string& path, const std::vector<int>& bands) {
@@ -148,27 +269,24 @@ void GdalDatasetCloser::operator()(void* dataset) const {
   }
 }
 
-RasterReader RasterReader::Open(const std::string& path) {
+RasterReader RasterReader::Open(const std::string& path, const PathPolicy& policy) {
   EnsureDriversRegistered();
-  if (path.rfind("/vsi", 0) != 0 && !std::filesystem::exists(path)) {
-    throw ImageryError(ImageryError::Kind::kNotFound, "raster '" + path + "' does not exist");
-  }
+  PinnedRaster pinned = PinInput(path, policy);
   QuietGdalErrors quiet;
-  GdalDatasetPtr ds(
-      GDALOpenEx(path.c_str(), GDAL_OF_RASTER | GDAL_OF_READONLY, nullptr, nullptr, nullptr));
+  GdalDatasetPtr ds = OpenPinned(pinned, nullptr);
   if (!ds) {
     throw ImageryError(ImageryError::Kind::kCorrupt,
                        "cannot open '" + path + "' as a raster: " + LastGdalMessage());
   }
   if (NeedsSingleThreadedRead(ds.get())) {
     const char* const single_thread[] = {"NUM_THREADS=1", nullptr};
-    ds.reset(GDALOpenEx(path.c_str(), GDAL_OF_RASTER | GDAL_OF_READONLY, nullptr, single_thread,
-                        nullptr));
+    ds = OpenPinned(pinned, single_thread);
     if (!ds) {
       throw ImageryError(ImageryError::Kind::kCorrupt,
                          "cannot open '" + path + "' as a raster: " + LastGdalMessage());
     }
   }
+  CheckFileList(ds.get(), pinned, policy);
   RasterInfo info;
   info.width = GDALGetRasterXSize(ds.get());
   info.height = GDALGetRasterYSize(ds.get());
@@ -199,7 +317,7 @@ RasterReader RasterReader::Open(const std::string& path) {
   if (has_nodata) {
     info.nodata = nodata;
   }
-  return RasterReader(path, std::move(ds), std::move(info));
+  return RasterReader(pinned.path, std::move(pinned.files), std::move(ds), std::move(info));
 }
 
 void RasterReader::ReadWindow(const std::vector<int>& bands, int row0, int rows, int out_width,

@@ -11,6 +11,8 @@
 #include <string>
 #include <vector>
 
+#include "worker/imagery/data_root.h"
+
 namespace warmpool::imagery {
 
 // Georeferencing copied from the `before` raster to every output.
@@ -46,10 +48,19 @@ using GdalDatasetPtr = std::unique_ptr<void, GdalDatasetCloser>;
 // A read-only GDAL raster. Move-only. Reads are const but not thread-safe (one GDAL handle).
 class RasterReader {
  public:
-  // Opens `path` (local or GDAL virtual). Throws ImageryError: kNotFound when a local file does
-  // not exist, kCorrupt when GDAL cannot open it as a raster, kUnsupported for data types other
-  // than Byte, UInt16 and Int16 (negative Int16 values are read as 0).
-  static RasterReader Open(const std::string& path);
+  // Opens `path` under `policy` (data_root.h): a local regular file inside the data root whose
+  // first bytes say GeoTIFF/COG, PNG, JPEG, JPEG 2000 or VRT, opened by that GDAL driver alone
+  // (a .tif holding VRT XML is a VRT); a VRT only after PinVrtSources (vrt_guard.h) accepted it,
+  // its sources pinned to GeoTIFFs inside the root; a /vsi path only below an allowed prefix,
+  // opened by the GTiff, PNG, JPEG or JP2OpenJPEG driver. External sidecars (.ovr, .aux.xml,
+  // .msk) are never read. After the open, every file GDAL lists for the dataset must be one of
+  // those checked, before any pixel is read. Throws ImageryError: what OpenInputFile throws,
+  // kCorrupt when GDAL cannot open it as a raster or it is no allowed format, kPermission for a
+  // refused VRT or file, kUnsupported for data types other than Byte, UInt16 and Int16
+  // (negative Int16 values are read as 0).
+  static RasterReader Open(const std::string& path, const PathPolicy& policy);
+  // Unconfined local paths (library and test use): Open(path, PathPolicy{}).
+  static RasterReader Open(const std::string& path) { return Open(path, PathPolicy{}); }
 
   const RasterInfo& info() const { return info_; }
   const std::string& path() const { return path_; }
@@ -69,8 +80,12 @@ class RasterReader {
                      uint16_t* out) const;
 
  private:
-  RasterReader(std::string path, GdalDatasetPtr dataset, RasterInfo info)
-      : path_(std::move(path)), dataset_(std::move(dataset)), info_(std::move(info)) {}
+  RasterReader(std::string path, std::vector<UniqueFd> files, GdalDatasetPtr dataset,
+               RasterInfo info)
+      : path_(std::move(path)),
+        files_(std::move(files)),
+        dataset_(std::move(dataset)),
+        info_(std::move(info)) {}
 
   // One GDAL read of rows [row0, row0 + rows), full width, into out_width x out_height (GDAL's
   // own resampling when the sizes differ). Throws ImageryError(kCorrupt): "cannot read
@@ -79,6 +94,7 @@ class RasterReader {
                   uint16_t* out, const std::string& what) const;
 
   std::string path_;
+  std::vector<UniqueFd> files_;  // what GDAL reads through /proc/self/fd; outlives dataset_
   GdalDatasetPtr dataset_;
   RasterInfo info_;
 };

@@ -53,10 +53,16 @@ const std::string& SatelliteRoot() {
   return root;
 }
 
-// Stacks single-band files into one BGRN VRT.
+// Stacks single-band files into one BGRN VRT. The task reads a VRT only when its sources are
+// inside the data root, so copies next to `out` are stacked.
 std::string Stack(const std::vector<std::string>& files, const std::string& out) {
-  std::vector<const char*> inputs;
+  std::vector<std::string> local;
   for (const std::string& f : files) {
+    local.push_back((fs::path(out).parent_path() / fs::path(f).filename()).string());
+    fs::copy_file(f, local.back(), fs::copy_options::overwrite_existing);
+  }
+  std::vector<const char*> inputs;
+  for (const std::string& f : local) {
     inputs.push_back(f.c_str());
   }
   const char* argv[] = {"-separate", nullptr};

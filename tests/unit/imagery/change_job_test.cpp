@@ -34,10 +34,8 @@ std::string QuicklookFromFile(const ChangeJob& job, const nlohmann::json& result
   const std::vector<int> rgb = {3, 2, 1};
   std::vector<uint16_t> pixels(plane * rgb.size());
   after.ReadDecimated(rgb, grid.width, grid.height, pixels.data());
-  const std::string path = job.output_dir + "/expected_quicklook.png";
-  WriteQuicklook(path, {pixels.data(), pixels.data() + plane, pixels.data() + 2 * plane}, grid,
-                 mask.data(), width, height);
-  return FileBytes(path);
+  return EncodeQuicklook({pixels.data(), pixels.data() + plane, pixels.data() + 2 * plane}, grid,
+                         mask.data(), width, height);
 }
 
 TEST_CASE("The quick-look is the same whether it reuses the fit's sample or reads after again",
