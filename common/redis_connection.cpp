@@ -22,6 +22,16 @@ std::string DescribeCommand(const RedisArgs& args) {
   return args.empty() ? std::string("<empty>") : args.front();
 }
 
+// A typed read met another type. An error reply (e.g. "NOAUTH Authentication required." in a
+// pipeline) is thrown as what it is, with the server's text (which never holds our password).
+[[noreturn]] void ThrowUnexpectedReply(const redisReply* reply, const char* expected) {
+  if (reply->type == REDIS_REPLY_ERROR) {
+    throw RedisReplyError("redis error reply: " + std::string(reply->str, reply->len));
+  }
+  throw RedisProtocolError(std::string("expected ") + expected + " reply, got type " +
+                           std::to_string(reply->type));
+}
+
 }  // namespace
 
 void RedisContextDeleter::operator()(redisContext* ctx) const { redisFree(ctx); }
@@ -108,15 +118,13 @@ std::vector<RedisReplyPtr> RedisConnection::Pipeline(const std::vector<RedisArgs
 }
 
 long long ReplyInteger(const redisReply* reply) {
-  if (reply->type != REDIS_REPLY_INTEGER) {
-    throw RedisProtocolError("expected an integer reply, got type " + std::to_string(reply->type));
-  }
+  if (reply->type != REDIS_REPLY_INTEGER) ThrowUnexpectedReply(reply, "an integer");
   return reply->integer;
 }
 
 std::string ReplyString(const redisReply* reply) {
   if (reply->type != REDIS_REPLY_STRING && reply->type != REDIS_REPLY_STATUS) {
-    throw RedisProtocolError("expected a string reply, got type " + std::to_string(reply->type));
+    ThrowUnexpectedReply(reply, "a string");
   }
   return std::string(reply->str, reply->len);
 }
@@ -125,9 +133,7 @@ bool ReplyIsNil(const redisReply* reply) { return reply->type == REDIS_REPLY_NIL
 bool ReplyIsError(const redisReply* reply) { return reply->type == REDIS_REPLY_ERROR; }
 
 const std::vector<redisReply*> ReplyElements(const redisReply* reply) {
-  if (reply->type != REDIS_REPLY_ARRAY) {
-    throw RedisProtocolError("expected an array reply, got type " + std::to_string(reply->type));
-  }
+  if (reply->type != REDIS_REPLY_ARRAY) ThrowUnexpectedReply(reply, "an array");
   return std::vector<redisReply*>(reply->element, reply->element + reply->elements);
 }
 

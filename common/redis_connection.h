@@ -64,7 +64,8 @@ class RedisConnection {
   bool broken_ = false;
 };
 
-// Reply helpers: typed reads that throw RedisProtocolError on a type mismatch (never a default).
+// Reply helpers: typed reads that throw RedisProtocolError on a type mismatch (never a default),
+// or RedisReplyError with the server's text when the reply is an error (NOAUTH, WRONGTYPE, ...).
 long long ReplyInteger(const redisReply* reply);
 std::string ReplyString(const redisReply* reply);  // status or bulk string
 bool ReplyIsNil(const redisReply* reply);

@@ -31,6 +31,19 @@ Status ParseRedisConnections(const std::vector<std::string>& entries,
   return Status::Ok();
 }
 
+std::vector<std::string> SplitRedisList(std::string_view list) {
+  std::vector<std::string> out;
+  size_t start = 0;
+  while (start <= list.size()) {
+    size_t comma = list.find(',', start);
+    if (comma == std::string_view::npos) comma = list.size();
+    std::string_view item = list.substr(start, comma - start);
+    if (!item.empty()) out.emplace_back(item);
+    start = comma + 1;
+  }
+  return out;
+}
+
 bool ParseScalerOptions(int argc, char** argv, ScalerOptions* out, int* exit_code) {
   CLI::App app{
       "warmpool-scaler: a KEDA external scaler that measures the real Celery backlog in Redis\n"
@@ -44,9 +57,8 @@ bool ParseScalerOptions(int argc, char** argv, ScalerOptions* out, int* exit_cod
       ->capture_default_str();
   app.add_option("--redis", redis_flags,
                  "Named Redis connection NAME=redis://[user:pass@]host:port/db (repeatable; "
-                 "env: comma-separated). Default: default=redis://127.0.0.1:6379/0")
-      ->envname("WARMPOOL_REDIS")
-      ->delimiter(',');
+                 "env WARMPOOL_REDIS: comma-separated, a comma in a password as %2C). "
+                 "Default: default=redis://127.0.0.1:6379/0");
   app.add_option("--metrics-listen", opts.metrics_listen,
                  "Prometheus /metrics listen address HOST:PORT, or 'off'")
       ->envname("WARMPOOL_METRICS_LISTEN")
@@ -98,6 +110,12 @@ bool ParseScalerOptions(int argc, char** argv, ScalerOptions* out, int* exit_cod
   opts.redis_timeout = std::chrono::milliseconds(timeout_ms);
   opts.stream_interval = std::chrono::milliseconds(stream_ms);
   opts.stream_resend = std::chrono::seconds(resend_s);
+  // A flag's value is one connection, never split (a raw comma may be in its password); only
+  // the environment variable is a list, as in the flag's help.
+  if (redis_flags.empty()) {
+    const char* env = std::getenv("WARMPOOL_REDIS");
+    if (env != nullptr && *env != '\0') redis_flags = SplitRedisList(env);
+  }
   if (redis_flags.empty()) redis_flags.push_back("default=redis://127.0.0.1:6379/0");
   if (Status s = ParseRedisConnections(redis_flags, opts.redis_timeout, &opts.redis); !s.ok()) {
     std::cerr << "warmpool-scaler: " << s.message() << "\n";

@@ -3,6 +3,7 @@
 #include <chrono>
 #include <map>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "common/logging.h"
@@ -30,6 +31,10 @@ struct ScalerOptions {
 Status ParseRedisConnections(const std::vector<std::string>& entries,
                              std::chrono::milliseconds timeout,
                              std::map<std::string, RedisEndpoint>* out);
+
+// Splits WARMPOOL_REDIS ("a=URL,b=URL") on commas, dropping empty items. A comma inside a URL
+// must be percent-encoded (%2C); ParseRedisUrl decodes it, as redis-py and kombu do. Pure.
+std::vector<std::string> SplitRedisList(std::string_view list);
 
 // Parses argv (CLI11; --help lists every env var). Returns false and sets *exit_code when the
 // program should exit (help printed or bad flags, with a message on stderr).

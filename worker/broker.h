@@ -53,7 +53,8 @@ class Broker {
   // Takes up to `max` messages: RPOP from the first non-empty key of `list_keys` (kombu consume
   // order), and in the same Lua script HSET unacked, ZADD unacked_index `now`, SADD our
   // in-flight set. `queues[i]` is the queue of `list_keys[i]` (used as routing key when the
-  // envelope has none). Messages that are not JSON or have no delivery tag are LPUSHed to the
+  // envelope has none). Messages that are not JSON, have no properties.delivery_tag, or whose
+  // tag is already in unacked (a hand-made duplicate) are LPUSHed to the
   // dead-letter list in the same script.
   std::vector<Fetched> Fetch(const std::vector<std::string>& list_keys,
                              const std::vector<std::string>& queues, int max, double now);

@@ -7,6 +7,7 @@
 
 #include "common/celery_base64.h"
 #include "common/celery_message.h"
+#include "common/json_parse.h"
 #include "common/kombu_keys.h"
 #include "common/logging.h"
 #include "common/redis_connection.h"
@@ -157,13 +158,14 @@ void RemoteControl::Loop() {
 }
 
 void RemoteControl::Handle(const std::string& payload) {
-  auto env = nlohmann::json::parse(payload, nullptr, false);
+  // ParseJson bounds the nesting depth: the copies below (value()) recurse once per level.
+  auto env = ParseJson(payload);
   if (env.is_discarded() || !env.is_object() || !env.contains("body") || !env["body"].is_string()) {
     return;
   }
   auto body_text = celery::Base64Decode(env["body"].get<std::string>());
   if (!body_text) return;
-  auto body = nlohmann::json::parse(*body_text, nullptr, false);
+  auto body = ParseJson(*body_text);
   if (body.is_discarded() || !body.is_object()) return;
   const auto& dest = body.value("destination", nlohmann::json());
   if (dest.is_array()) {

@@ -26,6 +26,11 @@ TEST_CASE("ParseRedisUrl accepts the forms Celery and redis-py accept", "[redis_
       {"bare password",  "redis://secret@h",                  "h",         6379, 0, "",    "secret"},
       {"ipv6",           "redis://[::1]:6390/1",              "::1",       6390, 1, "",    ""},
       {"query ignored",  "redis://h:1/0?socket_timeout=3",    "h",         1,    0, "",    ""},
+      {"comma encoded",  "redis://:pa%2Css@h:1/0",            "h",         1,    0, "",    "pa,ss"},
+      {"comma raw",      "redis://:pa,ss@h:1/0",              "h",         1,    0, "",    "pa,ss"},
+      {"colon, at, %",   "redis://u%3Ax:p%3A%40%25w@h/0",     "h",         6379, 0, "u:x", "p:@%w"},
+      {"raw @ in pass",  "redis://:p@ss@h/0",                 "h",         6379, 0, "",    "p@ss"},
+      {"lone %",         "redis://:100%@h/0",                 "h",         6379, 0, "",    "100%"},
   };
   // clang-format on
   for (const auto& c : cases) {
