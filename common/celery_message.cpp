@@ -108,8 +108,9 @@ Status ReadCeleryTime(const json& obj, const char* key, std::string_view label,
 }
 
 Status DecodeTaskMessage(std::string_view envelope, TaskMessage* out) {
-  json env = ParseJson(envelope);
-  if (env.is_discarded()) return Status::InvalidArgument("envelope is not valid JSON");
+  std::string parse_error;
+  json env = ParseJson(envelope, &parse_error);
+  if (env.is_discarded()) return Status::InvalidArgument("envelope " + parse_error);
   if (!env.is_object()) return Status::InvalidArgument("envelope is not a JSON object");
 
   if (auto it = env.find("properties"); it != env.end() && it->is_object()) {
@@ -129,6 +130,10 @@ Status DecodeTaskMessage(std::string_view envelope, TaskMessage* out) {
     out->redelivered = TrueValue(*it, "redelivered");
   }
   out->redelivered = out->redelivered || TrueValue(out->headers, "redelivered");
+  // Protocol 2 names the task in the headers: read it first, so that a message refused for its
+  // body is still dead-lettered and logged under its task id.
+  out->task = StringOrEmpty(out->headers, "task");
+  out->id = StringOrEmpty(out->headers, "id");
 
   auto body_it = env.find("body");
   if (body_it == env.end() || !body_it->is_string()) {
@@ -145,8 +150,8 @@ Status DecodeTaskMessage(std::string_view envelope, TaskMessage* out) {
     return Status::InvalidArgument("content-type '" + content_type +
                                    "' is not supported (use the json serializer)");
   }
-  json payload = ParseJson(body);
-  if (payload.is_discarded()) return Status::InvalidArgument("body is not valid JSON");
+  json payload = ParseJson(body, &parse_error);
+  if (payload.is_discarded()) return Status::InvalidArgument("body " + parse_error);
 
   const json& headers = out->headers;
   if (auto t = headers.find("task"); t != headers.end() && t->is_string()) {
@@ -255,7 +260,7 @@ std::string EncodeTaskMessageV2(const TaskMessage& msg, std::string_view deliver
 }
 
 std::optional<std::string> MarkRedelivered(std::string_view envelope) {
-  nlohmann::ordered_json env = nlohmann::ordered_json::parse(envelope, nullptr, false);
+  nlohmann::ordered_json env = ParseOrderedJson(envelope);
   if (env.is_discarded() || !env.is_object()) return std::nullopt;
   if (!env.contains("headers") || !env["headers"].is_object()) {
     env["headers"] = nlohmann::ordered_json::object();
@@ -273,7 +278,7 @@ std::optional<std::string> MarkRedelivered(std::string_view envelope) {
 }
 
 std::optional<UnackedEntry> ParseUnackedValue(std::string_view value) {
-  nlohmann::ordered_json v = nlohmann::ordered_json::parse(value, nullptr, false);
+  nlohmann::ordered_json v = ParseOrderedJson(value);
   if (v.is_discarded() || !v.is_array() || v.size() != 3 || !v[0].is_object() ||
       !v[1].is_string() || !v[2].is_string()) {
     return std::nullopt;

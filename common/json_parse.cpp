@@ -42,15 +42,56 @@ nlohmann::json Convert(simdjson::dom::element e) {
   return nullptr;
 }
 
+std::string TooDeepError() {
+  return "nests arrays/objects deeper than " + std::to_string(kMaxJsonDepth) + " levels";
+}
+
+constexpr const char* kInvalidError = "is not valid JSON";
+
+// nlohmann's parser is iterative, so it is safe at any depth once the depth check passed.
+template <typename Json>
+Json ParseWithNlohmann(std::string_view text, std::string* error) {
+  if (!JsonDepthWithin(text)) {
+    if (error) *error = TooDeepError();
+    return Json(Json::value_t::discarded);
+  }
+  Json out = Json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (out.is_discarded() && error) *error = kInvalidError;
+  return out;
+}
+
 }  // namespace
 
-nlohmann::json ParseJson(std::string_view text) {
+bool JsonDepthWithin(std::string_view text, int max_depth) {
+  int depth = 0;
+  bool in_string = false;
+  for (size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (in_string) {
+      if (c == '\\') {
+        ++i;  // the escaped character, '"' included
+      } else if (c == '"') {
+        in_string = false;
+      }
+    } else if (c == '"') {
+      in_string = true;
+    } else if (c == '[' || c == '{') {
+      if (++depth > max_depth) return false;
+    } else if (c == ']' || c == '}') {
+      --depth;
+    }
+  }
+  return true;
+}
+
+nlohmann::json ParseJson(std::string_view text, std::string* error) {
   // The per-thread parser keeps buffers sized for the largest document it has parsed: leave rare
   // huge ones (large task arguments) to nlohmann rather than pin that much memory per thread.
   constexpr size_t kFastPathMaxBytes = size_t{1} << 20;
-  if (text.size() > kFastPathMaxBytes) {
-    return nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
-  }
+  if (text.size() > kFastPathMaxBytes) return ParseWithNlohmann<nlohmann::json>(text, error);
+  // simdjson refuses documents deeper than its default depth, which equals ours (the tests check
+  // the boundary on both paths); one it refuses goes through the depth check below.
+  static_assert(simdjson::DEFAULT_MAX_DEPTH == kMaxJsonDepth);
   thread_local simdjson::dom::parser parser(kFastPathMaxBytes);
   simdjson::dom::element root;
   // realloc_if_needed: copies `text` into the parser's padded buffer (simdjson reads past the end).
@@ -58,7 +99,11 @@ nlohmann::json ParseJson(std::string_view text) {
       simdjson::SUCCESS) {
     return Convert(root);
   }
-  return nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+  return ParseWithNlohmann<nlohmann::json>(text, error);
+}
+
+nlohmann::ordered_json ParseOrderedJson(std::string_view text, std::string* error) {
+  return ParseWithNlohmann<nlohmann::ordered_json>(text, error);
 }
 
 }  // namespace warmpool

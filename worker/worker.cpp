@@ -478,16 +478,17 @@ void Worker::Heartbeat(double now) {
   broker_->RefreshScores(tags, now);
 }
 
-void Worker::DeadLetter(const Fetched& fetched, const std::string& reason) {
-  nlohmann::json entry = {{"reason", reason},
-                          {"queue", fetched.queue},
-                          {"worker", options_.hostname},
-                          {"time", Now()},
-                          {"message", fetched.envelope}};
+void Worker::DeadLetter(const Fetched& fetched, const celery::TaskMessage& partial,
+                        const std::string& reason) {
+  nlohmann::json entry = {
+      {"reason", reason}, {"queue", fetched.queue}, {"worker", options_.hostname}, {"time", Now()},
+      {"id", partial.id}, {"task", partial.task},   {"message", fetched.envelope}};
   broker_->Ack(fetched.tag, broker_->deadletter_key(), entry.dump());
   LogEvent(spdlog::level::err, "message_deadlettered",
            {{"queue", fetched.queue},
             {"tag", fetched.tag},
+            {"id", partial.id},
+            {"name", partial.task},
             {"reason", reason},
             {"deadletter_key", broker_->deadletter_key()}});
   metrics_->CountTask("DEADLETTER");
@@ -507,7 +508,7 @@ void Worker::HandleFetched(Fetched fetched) {
   Status status = celery::DecodeTaskMessage(fetched.envelope, &job->msg);
   job->fetched = std::move(fetched);
   if (!status.ok()) {
-    DeadLetter(job->fetched, status.message());
+    DeadLetter(job->fetched, job->msg, status.message());
     return;
   }
   const celery::TaskMessage& msg = job->msg;

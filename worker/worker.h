@@ -77,7 +77,10 @@ class Worker {
   int TryFetchInline();
   void KickConsumer();  // wakes the consumer loop
   void HandleFetched(Fetched fetched);
-  void DeadLetter(const Fetched& fetched, const std::string& reason);
+  // Acks `fetched` onto the dead-letter list with `reason`; `partial` (what the decoder could
+  // read) names the task in the entry and the log line.
+  void DeadLetter(const Fetched& fetched, const celery::TaskMessage& partial,
+                  const std::string& reason);
   void PromoteDueEta(double now);
   // Stops running jobs past their hard time limit or asked to terminate by revoke: FAILURE
   // TimeLimitExceeded / REVOKED 'terminated' is stored at once. REQUIRES: fetch_mu_ held.

@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common/celery_base64.h"
+#include "common/json_parse.h"
 
 namespace warmpool::celery {
 namespace {
@@ -141,6 +142,57 @@ TEST_CASE("DecodeTaskMessage reports undecodable messages", "[celery][message][n
       CHECK_FALSE(s.message().empty());
     }
   }
+}
+
+// The body Celery 5.2.6 writes for send_task(name, args=[<args_json>]) (json.dumps separators).
+std::string BodyWithArgs(const std::string& args_json) {
+  return "[[" + args_json +
+         "], {}, {\"callbacks\": null, \"errbacks\": null, \"chain\": null, \"chord\": null}]";
+}
+
+std::string Nested(int depth) { return std::string(depth, '[') + std::string(depth, ']'); }
+
+TEST_CASE("DecodeTaskMessage refuses a body nested 50,000 deep, naming the limit and the task",
+          "[celery][message][negative]") {
+  // Before the depth limit this overflowed the stack (SIGSEGV) in the recursive walks.
+  TaskMessage m;
+  Status s = DecodeTaskMessage(
+      Envelope({{"task", "warmpool.ping"}, {"id", "poison-1"}}, BodyWithArgs(Nested(50000))), &m);
+  CHECK(s.code() == Status::Code::kInvalidArgument);
+  CHECK(s.message() == "body nests arrays/objects deeper than 1024 levels");
+  CHECK(m.id == "poison-1");
+  CHECK(m.task == "warmpool.ping");
+  CHECK(m.delivery_tag == "tag-1");
+}
+
+TEST_CASE("DecodeTaskMessage refuses an envelope nested too deep in its headers",
+          "[celery][message][negative]") {
+  std::string envelope = Envelope({{"task", "t"}, {"id", "i"}}, "[[], {}, {}]");
+  // Splice a deep value into the headers object: {"headers": {"deep": [[[...]]], ...
+  const std::string marker = "\"headers\":{";
+  const size_t at = envelope.find(marker);
+  REQUIRE(at != std::string::npos);
+  envelope.insert(at + marker.size(), "\"deep\":" + Nested(50000) + ",");
+  TaskMessage m;
+  Status s = DecodeTaskMessage(envelope, &m);
+  CHECK(s.message() == "envelope nests arrays/objects deeper than 1024 levels");
+  CHECK_FALSE(MarkRedelivered(envelope).has_value());
+  CHECK_FALSE(ParseUnackedValue("[" + envelope + ", \"\", \"celery\"]").has_value());
+}
+
+TEST_CASE("DecodeTaskMessage takes the deepest args Python's json can write", "[celery][message]") {
+  // Python's json.loads stops near depth 1000: an argument nested 1000 deep (body depth 1002).
+  TaskMessage m;
+  REQUIRE(DecodeTaskMessage(Envelope({{"task", "t"}, {"id", "i"}}, BodyWithArgs(Nested(1000))), &m)
+              .ok());
+  CHECK(m.argsrepr.size() > 2000);  // PythonRepr walked all of it
+  TaskMessage again;
+  REQUIRE(DecodeTaskMessage(EncodeTaskMessageV2(m, "tag-2"), &again).ok());
+  CHECK(again.args == m.args);
+  // One level more than the limit, at the limit's edge: body depth 1025.
+  Status s = DecodeTaskMessage(
+      Envelope({{"task", "t"}, {"id", "i"}}, BodyWithArgs(Nested(kMaxJsonDepth - 1))), &m);
+  CHECK(s.message() == "body nests arrays/objects deeper than 1024 levels");
 }
 
 TEST_CASE("EncodeTaskMessageV2 round-trips through DecodeTaskMessage", "[celery][message]") {

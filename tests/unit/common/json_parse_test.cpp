@@ -1,6 +1,7 @@
 #include "common/json_parse.h"
 
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <catch2/catch.hpp>
@@ -76,14 +77,81 @@ TEST_CASE("ParseJson reads -0 as 0 (unsigned here, signed in nlohmann)", "[json]
 
 TEST_CASE("ParseJson discards what nlohmann discards", "[json]") {
   for (const std::string& text : {
-           std::string("{this is not json"), std::string(R"js({"a": 1,})js"),
+           std::string("{this is not json"),
+           std::string(R"js({"a": 1,})js"),
            std::string(R"js(["unterminated)js"),
            std::string("\"\xff\xfe\""),  // invalid UTF-8
-           std::string(""), std::string("[1] [2]"),
-           std::string(2000, '[') + std::string(2000, ']'),  // deeper than simdjson's limit
+           std::string(""),
+           std::string("[1] [2]"),
        }) {
     RequireSameAsNlohmann(text);
   }
+}
+
+std::string Nested(int depth, const std::string& inner = "") {
+  return std::string(depth, '[') + inner + std::string(depth, ']');
+}
+
+// The three ways into the parser: simdjson, nlohmann for documents over 1 MiB, and nlohmann for
+// what simdjson refuses (here an integer beyond 64 bits).
+std::vector<std::pair<std::string, std::string>> ThreePaths(int depth) {
+  return {{"simdjson", Nested(depth, "1")},
+          {"over 1 MiB", Nested(depth, "\"" + std::string(2 << 20, 'x') + "\"")},
+          {"big integer", Nested(depth, "18446744073709551616")}};
+}
+
+TEST_CASE("ParseJson takes documents nested up to kMaxJsonDepth on every path", "[json]") {
+  for (const auto& [path, text] : ThreePaths(kMaxJsonDepth)) {
+    INFO(path);
+    std::string error = "untouched";
+    const json j = ParseJson(text, &error);
+    REQUIRE_FALSE(j.is_discarded());
+    CHECK(error == "untouched");
+    CHECK(j == json::parse(text));  // walks the whole tree, as the worker does
+  }
+}
+
+TEST_CASE("ParseJson refuses documents nested deeper, naming the limit", "[json][negative]") {
+  for (int depth : {kMaxJsonDepth + 1, 50000}) {
+    for (const auto& [path, text] : ThreePaths(depth)) {
+      INFO(path << " depth " << depth);
+      std::string error;
+      CHECK(ParseJson(text, &error).is_discarded());
+      CHECK(error == "nests arrays/objects deeper than 1024 levels");
+      error.clear();
+      CHECK(ParseOrderedJson(text, &error).is_discarded());
+      CHECK(error == "nests arrays/objects deeper than 1024 levels");
+    }
+  }
+  // Objects count as arrays do.
+  std::string objects;
+  for (int i = 0; i < kMaxJsonDepth + 1; ++i) objects += "{\"a\": ";
+  objects += "1" + std::string(kMaxJsonDepth + 1, '}');
+  std::string error;
+  CHECK(ParseJson(objects, &error).is_discarded());
+  CHECK(error == "nests arrays/objects deeper than 1024 levels");
+}
+
+TEST_CASE("ParseJson says when a document is not JSON", "[json][negative]") {
+  std::string error;
+  CHECK(ParseJson("{oops", &error).is_discarded());
+  CHECK(error == "is not valid JSON");
+  error.clear();
+  CHECK(ParseOrderedJson("[1,", &error).is_discarded());
+  CHECK(error == "is not valid JSON");
+}
+
+TEST_CASE("JsonDepthWithin counts brackets outside strings only", "[json]") {
+  CHECK(JsonDepthWithin("1", 0));
+  CHECK(JsonDepthWithin("[]", 1));
+  CHECK_FALSE(JsonDepthWithin("[]", 0));
+  CHECK(JsonDepthWithin("[[], [[]], {}]", 3));
+  CHECK_FALSE(JsonDepthWithin("[[], [[]], {}]", 2));
+  CHECK(JsonDepthWithin(R"js(["[[[[{{{{"])js", 1));
+  CHECK(JsonDepthWithin(R"js(["\"[[[[", "\\"])js", 1));    // escaped quote stays in the string
+  CHECK_FALSE(JsonDepthWithin(R"js(["\\", [[]]])js", 2));  // escaped backslash ends nothing
+  const nlohmann::ordered_json ordered = ParseOrderedJson(R"js({"b": 1, "a": [2]})js");
+  CHECK(ordered.dump() == R"js({"b":1,"a":[2]})js");
 }
 
 }  // namespace
