@@ -28,7 +28,9 @@ cmake -S . -B "$BUILD_DIR" -DCMAKE_BUILD_TYPE=Sanitize \
   -DCMAKE_CXX_COMPILER="$CXX_BIN" -DCMAKE_C_COMPILER="$CC_BIN" "${launcher[@]}" \
   -DWARMPOOL_FUZZ=ON -DWARMPOOL_ENABLE_CUDA=OFF -DWARMPOOL_BUILD_TESTS=OFF \
   -DWARMPOOL_BUILD_BENCH=OFF -DWARMPOOL_SKIP_DIRS="proto;scaler;worker/imagery;worker;sim" >/dev/null
+build_start=$SECONDS
 cmake --build "$BUILD_DIR" -j "$JOBS" --target "${TARGETS[@]/#/fuzz_}"
+echo "fuzz: build took $((SECONDS - build_start)) s"
 
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 for t in "${TARGETS[@]}"; do
