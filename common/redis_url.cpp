@@ -69,6 +69,13 @@ bool ParseHostPortDb(std::string_view rest, RedisEndpoint* ep, std::string* erro
     *error = "missing host";
     return false;
   }
+  // Unbracketed, a ':' is ambiguous (IPv6 needs [::1]) and "user:password:port" with a missing
+  // '@' would make the password part of the host that Redacted() prints. The host is not echoed.
+  if (host.find_first_of("[]") != std::string_view::npos ||
+      (hostport.front() != '[' && host.find(':') != std::string_view::npos)) {
+    *error = "host must be a name, an IPv4 address or [IPv6] (is an '@' missing?)";
+    return false;
+  }
   ep->host = std::string(host);
   if (!port.empty() && !ParseInt(port, 1, 65535, &ep->port)) {
     *error = "port '" + std::string(port) + "' is not in 1..65535";

@@ -5,6 +5,7 @@ set -euo pipefail
 
 PACKAGES=(
   build-essential cmake pkg-config ninja-build git clang-format ccache
+  clang-14 libclang-rt-14-dev
   libgrpc++-dev libabsl-dev libprotobuf-dev protobuf-compiler protobuf-compiler-grpc
   libhiredis-dev libspdlog-dev libfmt-dev catch2
   nlohmann-json3-dev libsimdjson-dev libcli11-dev prometheus-cpp-dev libssl-dev

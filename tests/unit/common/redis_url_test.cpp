@@ -48,8 +48,9 @@ TEST_CASE("ParseRedisUrl accepts the forms Celery and redis-py accept", "[redis_
 }
 
 TEST_CASE("ParseRedisUrl rejects bad URLs with a reason", "[redis_url]") {
-  for (const char* bad : {"redis://h:0/0", "redis://h:99999", "redis://h:1/x", "redis://:1",
-                          "rediss://h:1", "redis://[::1:1"}) {
+  for (const char* bad :
+       {"redis://h:0/0", "redis://h:99999", "redis://h:1/x", "redis://:1", "rediss://h:1",
+        "redis://[::1:1", "redis://user:pa1]:6380/2", "redis://user:secret:6380", "[[;*0]"}) {
     DYNAMIC_SECTION(bad) {
       std::string error;
       CHECK_FALSE(ParseRedisUrl(bad, &error).has_value());
