@@ -129,8 +129,9 @@ bool ParseArgs(int argc, char** argv, Config* cfg) {
 
 // Queue set s: "q<s>", and every fifth set a second queue "q<s>b" (one trigger, two queues).
 std::vector<std::string> QueuesOf(int set) {
-  std::vector<std::string> q{"q" + std::to_string(set)};
-  if (set % 5 == 0) q.push_back("q" + std::to_string(set) + "b");
+  // append, not "lit" + string: GCC 12 at -O3 misreads the latter (-Werror=restrict).
+  std::vector<std::string> q{std::string("q").append(std::to_string(set))};
+  if (set % 5 == 0) q.push_back(q.front() + "b");
   return q;
 }
 

@@ -107,12 +107,17 @@ class Pinner {
   void Walk(CPLXMLNode* element) {
     const std::string_view name = element->pszValue;
     if (kAllowedElements.count(name) == 0) {
-      Refuse("element <" + std::string(name) + "> is not allowed");
+      // append, not "lit" + string: GCC 12 -O3 misreads the latter (-Werror=restrict).
+      std::string why = "element <";
+      why.append(name).append("> is not allowed");
+      Refuse(why);
     }
     const char* sub_class = CPLGetXMLValue(element, "subClass", nullptr);
     if (sub_class != nullptr &&
         !(name == "VRTRasterBand" && std::string_view(sub_class) == "VRTSourcedRasterBand")) {
-      Refuse("<" + std::string(name) + " subClass=\"" + sub_class + "\"> is not allowed");
+      std::string why = "<";
+      why.append(name).append(" subClass=\"").append(sub_class).append("\"> is not allowed");
+      Refuse(why);
     }
     if (name == "Metadata") {
       return;  // key/value pairs (or an XML document) GDAL only stores

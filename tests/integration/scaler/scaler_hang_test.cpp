@@ -70,7 +70,8 @@ TEST_CASE("A hung Redis freezes neither health, GetMetricSpec, nor another conne
   for (int i = 0; i < hung_streams; ++i) {
     auto s = std::make_unique<Stream>();
     s->reader = f.stub().StreamIsActive(
-        &s->ctx, Ref("hung" + std::to_string(i), {{"queues", "q" + std::to_string(i)}}));
+        &s->ctx, Ref(std::string("hung").append(std::to_string(i)),
+                     {{"queues", std::string("q").append(std::to_string(i))}}));
     externalscaler::IsActiveResponse msg;
     REQUIRE(s->reader->Read(&msg));
     frozen.push_back(std::move(s));

@@ -103,7 +103,8 @@ TEST_CASE("A message nested 50,000 deep is dead-lettered and the ping behind it 
   SECTION("left in unacked by a worker that died on it (restored at start-up)") {
     // What a crashed worker leaves: the message in kombu's unacked hash and our in-flight set.
     const std::string tag = kPoisonTag;
-    Redis(fx, {"HSET", "unacked", tag, "[" + PoisonEnvelope(50000) + ", \"\", \"celery\"]"});
+    Redis(fx, {"HSET", "unacked", tag,
+               std::string("[").append(PoisonEnvelope(50000)).append(", \"\", \"celery\"]")});
     Redis(fx, {"ZADD", "unacked_index", "1", tag});
     Redis(fx, {"SADD", "warmpool.inflight.warmpool@test", tag});
     json sent = fx.Client({"send", "warmpool.ping"});

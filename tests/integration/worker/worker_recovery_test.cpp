@@ -1,7 +1,6 @@
 // No message is lost: SIGKILL, SIGTERM mid-task, and a Redis restart under load.
 #include <fstream>
 #include <map>
-#include <regex>
 #include <set>
 #include <string>
 
@@ -101,12 +100,14 @@ TEST_CASE("Redis restarted mid-run: all 1,000 results, none twice", "[worker][in
   std::string log = worker->Log();
   CHECK_THAT(log, Catch::Contains("redis_unavailable"));
   std::map<std::string, int> runs;
-  std::regex line(R"(id=([0-9a-f-]{36}) .*state=SUCCESS)");
+  // Plain search, not <regex>: GCC 12 under ASan reports std::function in <regex> as
+  // maybe-uninitialized (a false positive of the instrumented build).
   std::istringstream in(log);
   for (std::string l; std::getline(in, l);) {
     if (l.find("duplicate delivery skipped") != std::string::npos) continue;
-    std::smatch m;
-    if (std::regex_search(l, m, line)) ++runs[m[1]];
+    const size_t id = l.find("id=");
+    if (id == std::string::npos || l.find("state=SUCCESS", id) == std::string::npos) continue;
+    if (l.size() >= id + 3 + 36) ++runs[l.substr(id + 3, 36)];
   }
   CHECK(runs.size() == 1000);
   int twice = 0;
