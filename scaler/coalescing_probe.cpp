@@ -8,6 +8,7 @@ namespace warmpool::scaler {
 // One caller waiting for a read: answered once, by the read or by its deadline.
 struct CoalescingProbe::Waiter {
   Done done;
+  std::chrono::steady_clock::time_point asked;  // when the caller asked (probe clock)
   DeadlineTimer::Id timer = 0;
   std::atomic<bool> answered{false};
 
@@ -86,6 +87,7 @@ std::optional<CoalescingProbe::Result> CoalescingProbe::Get(const ProbeTarget& t
   if (done) {
     auto waiter = std::make_shared<Waiter>();
     waiter->done = std::move(done);
+    waiter->asked = now;
     const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(
         deadline - std::chrono::steady_clock::now());
     waiter->timer = timer_.At(deadline, [waiter, ms] {
@@ -124,7 +126,16 @@ void CoalescingProbe::RunRead(const std::string& key) {
     e.in_flight = false;
     e.result = result;
     e.started = started;
-    waiters.swap(e.waiters);
+    // A caller who asked more than a window after this read began would get a reading older
+    // than promised (and, with a 0 window, one from before its own request): it waits for the
+    // next read instead. A failure reaches everyone.
+    std::vector<std::shared_ptr<Waiter>> later;
+    for (auto& w : e.waiters) {
+      const bool fresh_enough = !result.ok() || w->asked - started <= options_.window;
+      (fresh_enough ? waiters : later).push_back(std::move(w));
+    }
+    e.waiters = std::move(later);
+    if (!e.waiters.empty()) StartReadLocked(key, &e);
   }
   for (auto& w : waiters) {
     if (!w->Claim()) continue;  // its deadline answered it already

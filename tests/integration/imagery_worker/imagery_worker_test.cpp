@@ -142,7 +142,7 @@ class SilentServer {
   std::thread thread_;
 };
 
-TEST_CASE("imagery.change_detection stays inside its data root; refusals are prompt FAILUREs",
+TEST_CASE("imagery.change_detection stays inside its data root, refusals are prompt FAILUREs",
           "[imagery][integration]") {
   WorkerFixture fx;
   const std::string root = fx.dir + "/data";

@@ -16,7 +16,7 @@ using nlohmann::json;
 
 constexpr const char* kPassword = "s3cr,et";
 
-TEST_CASE("Without the broker password the worker says NOAUTH; with it (%2C) tasks run",
+TEST_CASE("Without the broker password the worker says NOAUTH, with it (%2C) tasks run",
           "[worker][integration][auth]") {
   TestRedisServer redis({"--requirepass", kPassword});
   const std::string dir = MakeTempDir("worker-auth");

@@ -61,7 +61,7 @@ struct Roots {
   }
 };
 
-TEST_CASE("Inputs open inside the data root; `..`, absolute and symlinked escapes are refused",
+TEST_CASE("Inputs open inside the data root, `..`, absolute and symlinked escapes are refused",
           "[imagery][data_root]") {
   Roots r;
   const InputFile in = OpenInputFile(r.root + "/sub/a.tif", PathPolicy{r.root, {}});

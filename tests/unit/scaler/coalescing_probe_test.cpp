@@ -67,6 +67,35 @@ TEST_CASE("Readings are shared within the window and refreshed after it", "[coal
   CHECK(probe.reads() == 3);
 }
 
+TEST_CASE("A caller arriving during a read older than the window waits for the next read",
+          "[coalesce]") {
+  // The fault suite's finding: with a 0 window, a GetMetrics that joined a read begun before it
+  // answered from before its own request (6 replicas with 7 tasks in flight).
+  FakeClock clock;
+  std::atomic<int> reads{0};
+  std::promise<void> first_started, release_first;
+  auto release = release_first.get_future().share();
+  CoalescingProbe probe(
+      [&](const ProbeTarget&, CoalescingProbe::Deadline) {
+        BacklogReading r;
+        r.per_queue["q"].pending = ++reads;
+        if (r.per_queue["q"].pending == 1) {
+          first_started.set_value();
+          release.wait();
+        }
+        return r;
+      },
+      CoalescingProbe::Options{.window = 0ms}, clock.fn());
+  auto first = std::async(std::launch::async, [&] { return GetAndWait(probe, Target("q")); });
+  first_started.get_future().wait();
+  clock.Advance(5ms);  // the second caller asks after the first read began
+  auto second = std::async(std::launch::async, [&] { return GetAndWait(probe, Target("q")); });
+  std::this_thread::sleep_for(50ms);  // let it join the read in flight
+  release_first.set_value();
+  CHECK(Pending(first.get()) == 1);
+  CHECK(Pending(second.get()) == 2);  // a read that began after it asked
+}
+
 TEST_CASE("A failed read reaches its waiters and is retried after the window", "[coalesce]") {
   FakeClock clock;
   std::atomic<bool> fail{true};

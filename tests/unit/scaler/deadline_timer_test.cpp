@@ -13,7 +13,7 @@ namespace {
 using namespace std::chrono_literals;
 using Steady = std::chrono::steady_clock;
 
-TEST_CASE("Callbacks run at their deadlines, in order; cancelled ones never", "[timer]") {
+TEST_CASE("Callbacks run at their deadlines, in order, cancelled ones never", "[timer]") {
   DeadlineTimer timer;
   std::mutex mu;
   std::vector<int> order;

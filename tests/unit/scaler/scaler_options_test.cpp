@@ -36,7 +36,7 @@ bool Parse(std::vector<std::string> args, ScalerOptions* out) {
   return ParseScalerOptions(static_cast<int>(argv.size()), argv.data(), out, &exit_code);
 }
 
-TEST_CASE("A comma in a --redis password is kept; the env list takes %2C", "[options]") {
+TEST_CASE("A comma in a --redis password is kept, the env list takes %2C", "[options]") {
   unsetenv("WARMPOOL_REDIS");
   ScalerOptions opts;
   REQUIRE(Parse({"warmpool-scaler", "--redis", "default=redis://:pa,ss@r1:6379/0"}, &opts));

@@ -98,7 +98,7 @@ TEST_CASE("A chain's next step gets the result, the rest of the chain and pre-as
   CHECK(d2.embed["chain"] == json::array());
 }
 
-TEST_CASE("Immutable signatures keep their own args; a missing task_id gets a new id",
+TEST_CASE("Immutable signatures keep their own args, a missing task_id gets a new id",
           "[worker][canvas]") {
   auto msg = Message(Embed(json::array({Sig("warmpool.echo", json::array({"x"}), {}, true)})));
   CanvasPlan plan = PlanCanvas(msg, CanvasOutcome::kSuccess, 3, Env());
@@ -148,7 +148,7 @@ TEST_CASE("On failure errbacks get the task id and the rest of the chain fails t
   CHECK(revoked.failed_chain_ids.empty());
 }
 
-TEST_CASE("Bad canvas data is reported and skipped; good signatures still go out",
+TEST_CASE("Bad canvas data is reported and skipped, good signatures still go out",
           "[worker][canvas][negative]") {
   struct Case {
     const char* name;
