@@ -44,7 +44,10 @@ void DeadlineTimer::Run() {
     }
     auto first = queue_.begin();
     if (first->first > std::chrono::steady_clock::now()) {
-      cv_.wait_until(lock, first->first);
+      // A copy: wait_until re-reads its argument after waking, and Cancel may have erased the
+      // node meanwhile (ASan: heap-use-after-free).
+      const TimePoint when = first->first;
+      cv_.wait_until(lock, when);
       continue;
     }
     std::function<void()> fn = std::move(first->second.second);

@@ -77,7 +77,11 @@ TEST_CASE("Thousands of hostile requests leave memory, messages and /metrics bou
                         << " scaledobject series, longest error " << longest_message
                         << " bytes, log " << f.ScalerLog().size() << " bytes");
   INFO("RSS " << rss_before << " KiB -> " << rss_after << " KiB");
+#if !defined(__SANITIZE_ADDRESS__)
+  // Under ASan freed memory sits in its quarantine (256 MiB by default), so RSS says nothing
+  // there; the other builds check it.
   CHECK(rss_after - rss_before < 40 * 1024);
+#endif
   CHECK(f.ScalerLog().size() < 1'000'000);  // no 200 KB key ever reaches the log
   CHECK(HealthCheck(f.channel(), "") == 1);
 }
