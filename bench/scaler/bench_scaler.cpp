@@ -21,6 +21,7 @@
 
 #include <grpcpp/grpcpp.h>
 
+#include "bench/scaler/soak_stats.h"
 #include "common/redis_connection.h"
 #include "common/redis_url.h"
 #include "externalscaler.grpc.pb.h"
@@ -67,24 +68,8 @@ Percentiles Summarize(std::vector<double> us) {
 
 double Micros(Clock::duration d) { return std::chrono::duration<double, std::micro>(d).count(); }
 
-// CPU seconds (user + system) a process has used, from /proc/<pid>/stat; -1 when unreadable.
-double ProcessCpuSeconds(pid_t pid) {
-  std::ifstream f("/proc/" + std::to_string(pid) + "/stat");
-  std::string stat((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
-  const size_t paren = stat.rfind(')');
-  if (paren == std::string::npos) return -1;
-  std::istringstream fields(stat.substr(paren + 2));
-  std::string field;
-  long utime = 0, stime = 0;
-  for (int i = 3; fields >> field; ++i) {  // field 3 is the state; 14 utime, 15 stime
-    if (i == 14) utime = std::stol(field);
-    if (i == 15) {
-      stime = std::stol(field);
-      break;
-    }
-  }
-  return static_cast<double>(utime + stime) / static_cast<double>(sysconf(_SC_CLK_TCK));
-}
+// CPU seconds (user + system) a process has used; -1 when unreadable (soak_stats' reader).
+double ProcessCpuSeconds(pid_t pid) { return warmpool::bench::ReadProc(pid).cpu_s; }
 
 // `prefix` then `n`, appended: GCC 12 -O3 misreads `"q" + std::to_string(n)` as an overlapping
 // copy (-Werror=restrict, a GCC 12 false positive).
