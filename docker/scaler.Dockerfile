@@ -19,13 +19,13 @@ COPY scripts/install-deps.sh /src/scripts/install-deps.sh
 RUN /src/scripts/install-deps.sh && rm -rf /var/lib/apt/lists/*
 WORKDIR /src
 COPY . .
-# Tests, benchmarks, CUDA and the worker/imagery/sim folders are not needed for the scaler.
+# Tests, benchmarks, CUDA, the worker (with imagery) and the simulator are not needed here.
 # Default build type (RelWithDebInfo) = what the tests run; debug info is stripped below.
 # tests/integration/images checks these flags configure and that the install rule yields the
 # ENTRYPOINT path.
 RUN cmake -S . -B /build -G Ninja \
       -DWARMPOOL_BUILD_TESTS=OFF -DWARMPOOL_BUILD_BENCH=OFF -DWARMPOOL_ENABLE_CUDA=OFF \
-      "-DWARMPOOL_SKIP_DIRS=worker;worker/imagery;sim" -DCMAKE_INSTALL_PREFIX=/usr/local \
+      -DWARMPOOL_BUILD_WORKER=OFF -DWARMPOOL_BUILD_SIM=OFF -DCMAKE_INSTALL_PREFIX=/usr/local \
  && cmake --build /build --target warmpool-scaler --parallel \
  && DESTDIR=/out cmake --install /build --component scaler \
  && strip --strip-debug /out/usr/local/bin/warmpool-scaler \

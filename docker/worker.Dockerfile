@@ -6,7 +6,7 @@
 # (the second: CPU-only image for kind/minikube, no NVIDIA download). Without a Docker engine:
 # scripts/image-check.sh builds it with podman and runs it.
 #
-# CUDA 13 runtime: the kernels link cudart STATICALLY (CUDA::cudart_static in worker/imagery), so
+# CUDA 13 runtime: the kernels link cudart STATICALLY (CUDA::cudart_static in imagery/), so
 # the only CUDA library needed at run time is the driver's libcuda.so.1, which the NVIDIA container
 # toolkit mounts into the container on a GPU node (triggered by the device plugin, using the
 # NVIDIA_* variables below - the same ones nvidia/cuda:13.0.x-runtime sets). We deliberately do NOT
@@ -48,7 +48,7 @@ COPY . .
 # ENTRYPOINT path.
 RUN cmake -S . -B /build -G Ninja \
       -DWARMPOOL_BUILD_TESTS=OFF -DWARMPOOL_BUILD_BENCH=OFF -DWARMPOOL_ENABLE_CUDA=${WARMPOOL_ENABLE_CUDA} \
-      -DWARMPOOL_SKIP_DIRS=sim -DCMAKE_INSTALL_PREFIX=/usr/local \
+      -DWARMPOOL_BUILD_SCALER=OFF -DWARMPOOL_BUILD_SIM=OFF -DCMAKE_INSTALL_PREFIX=/usr/local \
  && cmake --build /build --target warmpool-worker --parallel \
  && DESTDIR=/out cmake --install /build --component worker \
  && strip --strip-debug /out/usr/local/bin/warmpool-worker \

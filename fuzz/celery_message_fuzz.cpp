@@ -5,7 +5,7 @@
 #include <string>
 #include <string_view>
 
-#include "common/celery_message.h"
+#include "celery/message.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace warmpool::celery;

@@ -7,7 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "common/celery_result.h"
+#include "celery/result.h"
 #include "common/json_parse.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

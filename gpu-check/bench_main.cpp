@@ -16,13 +16,13 @@
 
 #include "gpu-check/core_run.h"
 #include "gpu-check/report.h"
-#include "worker/imagery/components.h"
-#include "worker/imagery/gpu_backend.h"
-#include "worker/imagery/gpu_benchmark.h"
-#include "worker/imagery/imagery_error.h"
-#include "worker/imagery/morphology.h"
-#include "worker/imagery/parallel_slices.h"
-#include "worker/imagery/threshold.h"
+#include "imagery/components.h"
+#include "imagery/cuda/gpu_backend.h"
+#include "imagery/cuda/gpu_benchmark.h"
+#include "imagery/imagery_error.h"
+#include "imagery/morphology.h"
+#include "imagery/parallel_slices.h"
+#include "imagery/threshold.h"
 
 namespace warmpool::gpucheck {
 namespace {

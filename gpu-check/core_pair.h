@@ -1,6 +1,6 @@
 #pragma once
 
-// Dependency-free synthetic image pairs for the GPU check (worker/imagery/synthetic_pair.* needs
+// Dependency-free synthetic image pairs for the GPU check (imagery/testing/synthetic_pair.* needs
 // GDAL). Planar uint16, nodata 0, deterministic for a seed; built on several threads so a
 // 10980 x 10980 x 4 pair takes about a second on 16 cores.
 

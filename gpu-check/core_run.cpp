@@ -3,10 +3,10 @@
 #include <algorithm>
 #include <sstream>
 
-#include "worker/imagery/components.h"
-#include "worker/imagery/fused_pass.h"
-#include "worker/imagery/normalization.h"
-#include "worker/imagery/threshold.h"
+#include "imagery/components.h"
+#include "imagery/fused_pass.h"
+#include "imagery/normalization.h"
+#include "imagery/threshold.h"
 
 namespace warmpool::gpucheck {
 

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "gpu-check/core_pair.h"
-#include "worker/imagery/compute_backend.h"
+#include "imagery/compute_backend.h"
 
 namespace warmpool::gpucheck {
 

@@ -13,8 +13,8 @@
 #include <vector>
 
 #include "gpu-check/core_run.h"
-#include "worker/imagery/gpu_backend.h"
-#include "worker/imagery/imagery_error.h"
+#include "imagery/cuda/gpu_backend.h"
+#include "imagery/imagery_error.h"
 
 namespace warmpool::gpucheck {
 namespace {

@@ -2,7 +2,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "common/celery_time.h"
+#include "celery/time.h"
 #include "common/json_parse.h"
 
 namespace warmpool::scaler {

@@ -2,10 +2,10 @@
 
 #include <hiredis/hiredis.h>
 
-#include "common/kombu_keys.h"
-#include "common/redis_connection.h"
-#include "common/redis_errors.h"
-#include "common/redis_pool.h"
+#include "celery/kombu_keys.h"
+#include "redis/connection.h"
+#include "redis/errors.h"
+#include "redis/pool.h"
 
 namespace warmpool::scaler {
 

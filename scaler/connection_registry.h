@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
-#include "common/redis_pool.h"
-#include "common/redis_url.h"
+#include "redis/pool.h"
+#include "redis/url.h"
 #include "common/status.h"
 
 namespace warmpool::scaler {

@@ -7,9 +7,9 @@
 
 #include "common/fnv1a.h"
 #include "common/logging.h"
-#include "common/redis_connection.h"
-#include "common/redis_errors.h"
-#include "common/redis_pool.h"
+#include "redis/connection.h"
+#include "redis/errors.h"
+#include "redis/pool.h"
 
 namespace warmpool::scaler {
 namespace {

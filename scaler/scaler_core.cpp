@@ -7,9 +7,9 @@
 
 #include "common/fnv1a.h"
 #include "common/logging.h"
-#include "common/redis_connection.h"
-#include "common/redis_errors.h"
-#include "common/redis_pool.h"
+#include "redis/connection.h"
+#include "redis/errors.h"
+#include "redis/pool.h"
 #include "scaler/backlog_reader.h"
 #include "scaler/policy_state_store.h"
 #include "scaler/request_limits.h"

@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "common/logging.h"
-#include "common/redis_url.h"
+#include "redis/url.h"
 #include "common/status.h"
 
 namespace warmpool::scaler {

@@ -13,7 +13,7 @@
 
 #include "common/logging.h"
 #include "common/metrics_server.h"
-#include "common/redis_errors.h"
+#include "redis/errors.h"
 #include "scaler/request_limits.h"
 #include "scaler/scaler_service.h"
 

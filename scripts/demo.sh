@@ -70,7 +70,7 @@ $PY scripts/demo_client.py --broker "$BROKER" --task warmpool.sleep --args '[0.2
 sleep 4
 
 step "Change detection: a synthetic before/after pair (known ground truth), sent as a Celery task"
-"$BUILD_DIR/worker/imagery/warmpool-synth" --out-dir "$WORK/pair" --width 1024 --height 1024 \
+"$BUILD_DIR/imagery/warmpool-synth" --out-dir "$WORK/pair" --width 1024 --height 1024 \
   --seed 7 --misregister 1 | tail -n 3
 $PY scripts/demo_client.py --broker "$BROKER" --task imagery.change_detection --queue gpu \
   --kwargs "{\"before\": \"$WORK/pair/synth_before.tif\", \"after\": \"$WORK/pair/synth_after.tif\", \"output_dir\": \"$WORK/out\"}" \

@@ -27,7 +27,8 @@ fi
 cmake -S . -B "$BUILD_DIR" -DCMAKE_BUILD_TYPE=Sanitize \
   -DCMAKE_CXX_COMPILER="$CXX_BIN" -DCMAKE_C_COMPILER="$CC_BIN" "${launcher[@]}" \
   -DWARMPOOL_FUZZ=ON -DWARMPOOL_ENABLE_CUDA=OFF -DWARMPOOL_BUILD_TESTS=OFF \
-  -DWARMPOOL_BUILD_BENCH=OFF -DWARMPOOL_SKIP_DIRS="proto;scaler;worker/imagery;worker;sim" >/dev/null
+  -DWARMPOOL_BUILD_BENCH=OFF -DWARMPOOL_BUILD_SCALER=OFF -DWARMPOOL_BUILD_WORKER=OFF \
+  -DWARMPOOL_BUILD_SIM=OFF >/dev/null
 build_start=$SECONDS
 cmake --build "$BUILD_DIR" -j "$JOBS" --target "${TARGETS[@]/#/fuzz_}"
 echo "fuzz: build took $((SECONDS - build_start)) s"

@@ -10,5 +10,5 @@ if [[ ! -f "$BUILD_DIR/CMakeCache.txt" ]]; then
   cmake -S . -B "$BUILD_DIR" > /dev/null
 fi
 cmake --build "$BUILD_DIR" --target warmpool-quality -j"${JOBS:-2}" > /dev/null
-"$BUILD_DIR/worker/imagery/warmpool-quality" --size 512 --seeds 3 \
+"$BUILD_DIR/imagery/warmpool-quality" --size 512 --seeds 3 \
   --command "scripts/quality-report.sh" --out docs/QUALITY.md

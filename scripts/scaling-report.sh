@@ -545,7 +545,7 @@ report min/median/max over {len(seeds)} seeds.
 **Cluster (same for every policy).**
 - Node pool: 1 GPU per node ({cluster['gpusPerNode']}), at most {cluster['maxNodes']} nodes,
   ${cluster['pricePerNodeHour']}/node-hour (Azure Standard_NC4as_T4_v3 pay-as-you-go,
-  `shared/reference/scaling.md` §5.3). Billed per second from VM creation to the end of deletion
+  Azure's Linux VM price list). Billed per second from VM creation to the end of deletion
   (Azure meters per second; `--cluster billingMinimumSeconds=60` models EC2's minimum).
 - Node boot: VM lognormal (median {cluster['vmBootMedian']:.0f} s, p95 {cluster['vmBootP95']:.0f} s,
   capped at 900 s = the autoscaler's max-node-provision-time; failures and retries are not

@@ -8,10 +8,10 @@
 #include <set>
 #include <thread>
 
-#include "common/kombu_keys.h"
-#include "common/redis_connection.h"
-#include "common/redis_errors.h"
-#include "common/redis_url.h"
+#include "celery/kombu_keys.h"
+#include "redis/connection.h"
+#include "redis/errors.h"
+#include "redis/url.h"
 
 namespace warmpool::sim {
 

@@ -4,11 +4,11 @@
 
 #include <hiredis/hiredis.h>
 
-#include "common/celery_message.h"
-#include "common/celery_result.h"
-#include "common/kombu_keys.h"
+#include "celery/message.h"
+#include "celery/result.h"
+#include "celery/kombu_keys.h"
 #include "common/logging.h"
-#include "common/redis_errors.h"
+#include "redis/errors.h"
 
 namespace warmpool::worker {
 namespace {

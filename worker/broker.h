@@ -8,9 +8,9 @@
 #include <utility>
 #include <vector>
 
-#include "common/redis_pool.h"
+#include "redis/pool.h"
 #include "worker/canvas.h"
-#include "worker/lua_script.h"
+#include "redis/lua_script.h"
 
 namespace warmpool::worker {
 

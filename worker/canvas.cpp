@@ -1,6 +1,6 @@
 #include "worker/canvas.h"
 
-#include "common/celery_base64.h"
+#include "celery/base64.h"
 
 namespace warmpool::worker {
 namespace {

@@ -7,8 +7,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "common/celery_message.h"
-#include "common/celery_result.h"
+#include "celery/message.h"
+#include "celery/result.h"
 #include "common/status.h"
 
 namespace warmpool::worker {

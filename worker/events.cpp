@@ -5,10 +5,10 @@
 #include <ctime>
 #include <unistd.h>
 
-#include "common/celery_message.h"
-#include "common/kombu_keys.h"
+#include "celery/message.h"
+#include "celery/kombu_keys.h"
 #include "common/logging.h"
-#include "common/redis_errors.h"
+#include "redis/errors.h"
 #include "worker/uuid.h"
 
 namespace warmpool::worker {

@@ -9,7 +9,8 @@
 
 namespace warmpool::worker {
 
-// Sends Celery events as a Python worker does (§5 of shared/reference/celery-redis.md): PUBLISH
+// Sends Celery events as a Python worker does (celery/events/dispatcher.py,
+// EventDispatcher.publish): PUBLISH
 // "<prefix>/<db>.celeryev/<type with - as .>" with a kombu envelope whose body carries the
 // standard fields (hostname, utcoffset, pid, clock, timestamp, type) plus `fields`. Events are
 // best effort: a Redis error is logged at debug level and dropped, never thrown. Thread-safe.

@@ -5,13 +5,13 @@
 
 #include <hiredis/hiredis.h>
 
-#include "common/celery_base64.h"
-#include "common/celery_message.h"
+#include "celery/base64.h"
+#include "celery/message.h"
 #include "common/json_parse.h"
-#include "common/kombu_keys.h"
+#include "celery/kombu_keys.h"
 #include "common/logging.h"
-#include "common/redis_connection.h"
-#include "common/redis_errors.h"
+#include "redis/connection.h"
+#include "redis/errors.h"
 #include "worker/uuid.h"
 
 namespace warmpool::worker {

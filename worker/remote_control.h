@@ -8,7 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "common/redis_url.h"
+#include "redis/url.h"
 
 namespace warmpool::worker {
 

@@ -5,14 +5,14 @@
 #include <string>
 #include <vector>
 
-#include "common/celery_result.h"
-#include "common/redis_pool.h"
-#include "worker/lua_script.h"
+#include "celery/result.h"
+#include "redis/pool.h"
+#include "redis/lua_script.h"
 
 namespace warmpool::worker {
 
-// Writes task results to the Redis result backend as Celery 5.2.6 does (§3 of
-// shared/reference/celery-redis.md): GET celery-task-meta-<id>, and unless it already holds
+// Writes task results to the Redis result backend as Celery 5.2.6 does (celery/backends/
+// base.py KeyValueStoreBackend._store_result, celery/backends/redis.py RedisBackend.set): GET celery-task-meta-<id>, and unless it already holds
 // SUCCESS, SETEX <expires> + PUBLISH on the key's channel so a waiting AsyncResult.get()
 // returns. The three commands run in one Lua script, so "never overwrite SUCCESS" holds even
 // against another worker writing at the same moment. Thread-safe; throws RedisError.

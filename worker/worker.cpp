@@ -6,12 +6,12 @@
 
 #include <spdlog/spdlog.h>
 
-#include "common/celery_message.h"
-#include "common/celery_result.h"
-#include "common/celery_time.h"
-#include "common/kombu_keys.h"
+#include "celery/message.h"
+#include "celery/result.h"
+#include "celery/time.h"
+#include "celery/kombu_keys.h"
 #include "common/logging.h"
-#include "common/redis_errors.h"
+#include "redis/errors.h"
 #include "worker/canvas.h"
 #include "worker/health_server.h"
 #include "worker/remote_control.h"

@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "common/logging.h"
-#include "common/redis_url.h"
+#include "redis/url.h"
 
 namespace warmpool::worker {
 

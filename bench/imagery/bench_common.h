@@ -8,10 +8,10 @@
 #include <cstddef>
 #include <vector>
 
-#include "worker/imagery/change_math.h"
-#include "worker/imagery/lane_buffer.h"
-#include "worker/imagery/parallel_slices.h"
-#include "worker/imagery/synthetic_pair.h"
+#include "imagery/change_math.h"
+#include "imagery/lane_buffer.h"
+#include "imagery/parallel_slices.h"
+#include "imagery/testing/synthetic_pair.h"
 
 namespace warmpool::imagery::bench {
 

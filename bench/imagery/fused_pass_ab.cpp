@@ -6,7 +6,7 @@
 // passes in alternating order; the report is the best round of each and the median of the
 // per-round ratios. Build a variant with
 //   cmake -S . -B build -DWARMPOOL_FUSED_VARIANT=/path/to/fused_pass_variant_source.cpp
-// (it must define FusedPassCpu like worker/imagery/fused_pass.cpp does). Without it the variant is
+// (it must define FusedPassCpu like imagery/fused_pass.cpp does). Without it the variant is
 // the shipped source itself, which measures the noise floor of the comparison. With
 // --variant-layout page-aligned or std-vector the variant runs on other buffer layouts than the
 // page lanes the pipeline uses (lane_buffer.h).
@@ -21,7 +21,7 @@
 
 #include "bench/imagery/bench_common.h"
 #include "bench/imagery/fused_pass_variant.h"
-#include "worker/imagery/fused_pass.h"
+#include "imagery/fused_pass.h"
 
 namespace {
 

@@ -1,13 +1,13 @@
 #pragma once
 
 // The variant side of fused_pass_ab: the fused pass source named by the CMake cache variable
-// WARMPOOL_FUSED_VARIANT (default: the shipped worker/imagery/fused_pass.cpp, an A/A run),
+// WARMPOOL_FUSED_VARIANT (default: the shipped imagery/fused_pass.cpp, an A/A run),
 // compiled again with its public functions renamed so both versions run in one process.
 
 #include <cstddef>
 #include <cstdint>
 
-#include "worker/imagery/change_math.h"
+#include "imagery/change_math.h"
 
 namespace warmpool::imagery {
 

@@ -22,12 +22,12 @@
 #include <opencv2/imgproc.hpp>
 
 #include "bench/imagery/bench_common.h"
-#include "worker/imagery/change_detection.h"
-#include "worker/imagery/change_job.h"
-#include "worker/imagery/components.h"
-#include "worker/imagery/fused_pass.h"
-#include "worker/imagery/morphology.h"
-#include "worker/imagery/synthetic_pair.h"
+#include "imagery/change_detection.h"
+#include "imagery/change_job.h"
+#include "imagery/components.h"
+#include "imagery/fused_pass.h"
+#include "imagery/morphology.h"
+#include "imagery/testing/synthetic_pair.h"
 
 namespace {
 

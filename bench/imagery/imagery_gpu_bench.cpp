@@ -7,12 +7,12 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
-#include "worker/imagery/change_detection.h"
-#include "worker/imagery/gpu_backend.h"
-#include "worker/imagery/gpu_benchmark.h"
-#include "worker/imagery/imagery_error.h"
-#include "worker/imagery/synthetic_pair.h"
-#include "worker/imagery/threshold.h"
+#include "imagery/change_detection.h"
+#include "imagery/cuda/gpu_backend.h"
+#include "imagery/cuda/gpu_benchmark.h"
+#include "imagery/imagery_error.h"
+#include "imagery/testing/synthetic_pair.h"
+#include "imagery/threshold.h"
 
 int main(int argc, char** argv) {
   using namespace warmpool::imagery;

@@ -1,4 +1,4 @@
-// pif_fit_bench: FitPif (worker/imagery/normalization.cpp) against the implementation it replaced,
+// pif_fit_bench: FitPif (imagery/normalization.cpp) against the implementation it replaced,
 // on the same pixel sample in the same process, alternated round by round.
 //
 // The reference below is FitPif as it was before its selections became radix selections on the
@@ -17,8 +17,8 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
-#include "worker/imagery/normalization.h"
-#include "worker/imagery/synthetic_pair.h"
+#include "imagery/normalization.h"
+#include "imagery/testing/synthetic_pair.h"
 
 namespace {
 

@@ -18,7 +18,7 @@
 #include <nlohmann/json.hpp>
 
 #include "bench/imagery/bench_common.h"
-#include "worker/imagery/raster_io.h"
+#include "imagery/raster_io.h"
 
 namespace {
 

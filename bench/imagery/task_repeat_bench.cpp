@@ -13,7 +13,7 @@
 #include <CLI/CLI.hpp>
 
 #include "bench/imagery/bench_common.h"
-#include "worker/imagery/change_job.h"
+#include "imagery/change_job.h"
 
 namespace {
 

@@ -22,8 +22,8 @@
 #include <grpcpp/grpcpp.h>
 
 #include "bench/scaler/soak_stats.h"
-#include "common/redis_connection.h"
-#include "common/redis_url.h"
+#include "redis/connection.h"
+#include "redis/url.h"
 #include "externalscaler.grpc.pb.h"
 #include "tests/integration/scaler/grpc_probe.h"
 #include "tests/integration/scaler/scaler_fixture.h"

@@ -7,9 +7,9 @@
 #include <random>
 
 #include "common/json_parse.h"
-#include "common/kombu_keys.h"
-#include "common/redis_connection.h"
-#include "common/redis_errors.h"
+#include "celery/kombu_keys.h"
+#include "redis/connection.h"
+#include "redis/errors.h"
 
 namespace warmpool::bench {
 

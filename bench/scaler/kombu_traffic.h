@@ -11,7 +11,7 @@
 #include <thread>
 #include <vector>
 
-#include "common/redis_url.h"
+#include "redis/url.h"
 
 namespace warmpool::bench {
 

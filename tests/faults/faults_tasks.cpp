@@ -12,7 +12,7 @@
 #include <string>
 #include <unistd.h>
 
-#include "worker/builtin_tasks.h"
+#include "worker/tasks/builtin_tasks.h"
 #include "worker/task_registry.h"
 
 namespace warmpool::worker {

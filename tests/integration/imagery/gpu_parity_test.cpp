@@ -4,9 +4,9 @@
 #include <catch2/catch.hpp>
 
 #include "tests/support/skip_test.h"
-#include "worker/imagery/change_detection.h"
-#include "worker/imagery/gpu_backend.h"
-#include "worker/imagery/synthetic_pair.h"
+#include "imagery/change_detection.h"
+#include "imagery/cuda/gpu_backend.h"
+#include "imagery/testing/synthetic_pair.h"
 
 namespace warmpool::imagery {
 namespace {

@@ -11,9 +11,9 @@
 #include <catch2/catch.hpp>
 #include <gdal_utils.h>
 
-#include "../../unit/imagery/temp_dir.h"
+#include "tests/support/temp_dir.h"
 #include "tests/support/skip_test.h"
-#include "worker/imagery/change_detection_task.h"
+#include "worker/tasks/change_detection_task.h"
 
 namespace warmpool::imagery {
 namespace {

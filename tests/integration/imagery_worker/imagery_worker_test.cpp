@@ -22,7 +22,7 @@ using json = nlohmann::json;
 using namespace std::chrono_literals;
 
 std::string SynthBinary() {
-  return std::string(WARMPOOL_BINARY_DIR) + "/worker/imagery/warmpool-synth";
+  return std::string(WARMPOOL_BINARY_DIR) + "/imagery/warmpool-synth";
 }
 
 TEST_CASE("imagery.change_detection from Python Celery: result, outputs, clear failures",

@@ -4,7 +4,7 @@
 For each image it parses the Dockerfile and checks that
   - the build stage installs its toolchain with scripts/install-deps.sh, as CI does,
   - its CMake configure command configures this source tree (run here, into a scratch dir, with
-    CUDA off): every -D flag is used by the project and every WARMPOOL_SKIP_DIRS folder is skipped,
+    CUDA off): every -D flag is used by the project and every component switched off (WARMPOOL_BUILD_<X>=OFF) is not configured,
   - it builds the entrypoint's target and installs it with `cmake --install --component`, and the
     project's install rule for that component puts the binary exactly at the ENTRYPOINT path,
   - the runtime stage runs as 65532:65532 and carries the OCI labels, with the project's version.
@@ -110,11 +110,13 @@ def check_image(source, scratch, dockerfile, target, component):
         return errors + [f"{dockerfile}: `{configure}` failed here:\n{done.stdout[-2000:]}{done.stderr[-2000:]}"]
     if "Manually-specified variables were not used" in done.stderr:
         errors.append(f"{dockerfile}: the project ignores some of its -D flags:\n{done.stderr}")
-    for skipped in filter(None, flags.get("WARMPOOL_SKIP_DIRS", "").split(";")):
-        if not os.path.isdir(os.path.join(source, skipped)):
-            errors.append(f"{dockerfile}: WARMPOOL_SKIP_DIRS names {skipped}/, which does not exist")
-        elif os.path.isdir(os.path.join(binary_dir, skipped)):
-            errors.append(f"{dockerfile}: {skipped}/ is configured although WARMPOOL_SKIP_DIRS skips it")
+    component_dirs = {"SCALER": ["scaler"], "WORKER": ["worker", "imagery"], "SIM": ["sim"]}
+    for name, dirs in component_dirs.items():
+        if flags.get(f"WARMPOOL_BUILD_{name}", "ON").upper() != "OFF":
+            continue
+        for skipped in dirs:
+            if os.path.isdir(os.path.join(binary_dir, skipped)):
+                errors.append(f"{dockerfile}: {skipped}/ is configured although WARMPOOL_BUILD_{name}=OFF")
 
     # Where the install rule puts the target, for this component only.
     prefix = flags.get("CMAKE_INSTALL_PREFIX", "/usr/local")

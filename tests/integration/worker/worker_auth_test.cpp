@@ -5,8 +5,8 @@
 
 #include <catch2/catch.hpp>
 
-#include "common/redis_connection.h"
-#include "common/redis_errors.h"
+#include "redis/connection.h"
+#include "redis/errors.h"
 #include "tests/integration/worker/worker_fixture.h"
 
 namespace warmpool::testing {

@@ -10,7 +10,7 @@
 
 #include <catch2/catch.hpp>
 
-#include "common/celery_time.h"
+#include "celery/time.h"
 #include "tests/integration/worker/worker_fixture.h"
 
 namespace warmpool::testing {

@@ -5,7 +5,7 @@
 #include <catch2/catch.hpp>
 
 #include "tests/integration/worker/worker_fixture.h"
-#include "worker/builtin_tasks.h"
+#include "worker/tasks/builtin_tasks.h"
 #include "worker/task_registry.h"
 #include "worker/worker.h"
 

@@ -5,8 +5,8 @@
 
 #include <catch2/catch.hpp>
 
-#include "common/celery_base64.h"
-#include "common/redis_connection.h"
+#include "celery/base64.h"
+#include "redis/connection.h"
 #include "tests/integration/worker/worker_fixture.h"
 
 namespace warmpool::testing {

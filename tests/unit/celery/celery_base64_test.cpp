@@ -1,4 +1,4 @@
-#include "common/celery_base64.h"
+#include "celery/base64.h"
 
 #include <string>
 

@@ -1,11 +1,11 @@
-#include "common/celery_message.h"
+#include "celery/message.h"
 
 #include <string>
 
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
-#include "common/celery_base64.h"
+#include "celery/base64.h"
 #include "common/json_parse.h"
 
 namespace warmpool::celery {

@@ -1,4 +1,4 @@
-#include "common/celery_result.h"
+#include "celery/result.h"
 
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>

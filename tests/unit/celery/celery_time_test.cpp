@@ -1,4 +1,4 @@
-#include "common/celery_time.h"
+#include "celery/time.h"
 
 #include <catch2/catch.hpp>
 

@@ -1,10 +1,10 @@
-#include "worker/imagery/change_detection.h"
+#include "imagery/change_detection.h"
 
 #include <catch2/catch.hpp>
 
-#include "worker/imagery/imagery_error.h"
-#include "worker/imagery/quality_metrics.h"
-#include "worker/imagery/synthetic_pair.h"
+#include "imagery/imagery_error.h"
+#include "imagery/testing/quality_metrics.h"
+#include "imagery/testing/synthetic_pair.h"
 
 namespace warmpool::imagery {
 namespace {

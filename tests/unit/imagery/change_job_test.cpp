@@ -1,14 +1,14 @@
-#include "worker/imagery/change_job.h"
+#include "imagery/change_job.h"
 
 #include <fstream>
 #include <iterator>
 
 #include <catch2/catch.hpp>
 
-#include "temp_dir.h"
-#include "worker/imagery/change_outputs.h"
-#include "worker/imagery/raster_io.h"
-#include "worker/imagery/synthetic_pair.h"
+#include "tests/support/temp_dir.h"
+#include "imagery/change_outputs.h"
+#include "imagery/raster_io.h"
+#include "imagery/testing/synthetic_pair.h"
 
 namespace warmpool::imagery {
 namespace {

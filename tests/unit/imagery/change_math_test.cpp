@@ -1,4 +1,4 @@
-#include "worker/imagery/change_math.h"
+#include "imagery/change_math.h"
 
 #include <cmath>
 #include <vector>

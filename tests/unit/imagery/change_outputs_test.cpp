@@ -1,4 +1,4 @@
-#include "worker/imagery/change_outputs.h"
+#include "imagery/change_outputs.h"
 
 #include <algorithm>
 #include <random>

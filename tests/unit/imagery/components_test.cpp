@@ -1,4 +1,4 @@
-#include "worker/imagery/components.h"
+#include "imagery/components.h"
 
 #include <functional>
 #include <random>

@@ -1,5 +1,5 @@
 // The file-system confinement primitives (data_root.h) and the pure path rules (path_policy.h).
-#include "worker/imagery/data_root.h"
+#include "imagery/data_root.h"
 
 #include <algorithm>
 #include <fcntl.h>
@@ -14,9 +14,9 @@
 
 #include <catch2/catch.hpp>
 
-#include "temp_dir.h"
-#include "worker/imagery/imagery_error.h"
-#include "worker/imagery/path_policy.h"
+#include "tests/support/temp_dir.h"
+#include "imagery/imagery_error.h"
+#include "imagery/path_policy.h"
 
 namespace warmpool::imagery {
 namespace {

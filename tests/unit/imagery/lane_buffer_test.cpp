@@ -1,4 +1,4 @@
-#include "worker/imagery/lane_buffer.h"
+#include "imagery/lane_buffer.h"
 
 #include <algorithm>
 #include <cstdint>

@@ -1,4 +1,4 @@
-#include "worker/imagery/morphology.h"
+#include "imagery/morphology.h"
 
 #include <algorithm>
 #include <random>

@@ -1,4 +1,4 @@
-#include "worker/imagery/normalization.h"
+#include "imagery/normalization.h"
 
 #include <random>
 

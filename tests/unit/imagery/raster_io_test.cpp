@@ -1,4 +1,4 @@
-#include "worker/imagery/raster_io.h"
+#include "imagery/raster_io.h"
 
 #include <atomic>
 #include <string>
@@ -9,8 +9,8 @@
 #include <cpl_error.h>
 #include <gdal.h>
 
-#include "temp_dir.h"
-#include "worker/imagery/strip_source.h"
+#include "tests/support/temp_dir.h"
+#include "imagery/strip_source.h"
 
 namespace warmpool::imagery {
 namespace {

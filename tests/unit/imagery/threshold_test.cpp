@@ -1,4 +1,4 @@
-#include "worker/imagery/threshold.h"
+#include "imagery/threshold.h"
 
 #include <cmath>
 #include <vector>

@@ -5,8 +5,8 @@
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
-#include "common/celery_base64.h"
-#include "common/celery_time.h"
+#include "celery/base64.h"
+#include "celery/time.h"
 
 namespace warmpool::worker {
 namespace {

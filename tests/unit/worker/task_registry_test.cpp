@@ -5,7 +5,7 @@
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
-#include "worker/builtin_tasks.h"
+#include "worker/tasks/builtin_tasks.h"
 
 namespace warmpool::worker {
 namespace {

@@ -1,0 +1,245 @@
+#include "imagery/change_job.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <filesystem>
+#include <memory>
+#include <numeric>
+
+#include "imagery/change_outputs.h"
+#include "imagery/imagery_error.h"
+#include "imagery/raster_io.h"
+#include "imagery/strip_source.h"
+
+namespace warmpool::imagery {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double Seconds(Clock::time_point since) {
+  return std::chrono::duration<double>(Clock::now() - since).count();
+}
+
+void CheckSameGrid(const RasterInfo& a, const RasterInfo& b, const std::string& pa,
+                   const std::string& pb) {
+  const auto fail = [](const std::string& msg) {
+    throw ImageryError(ImageryError::Kind::kMismatch, msg);
+  };
+  if (a.width != b.width || a.height != b.height) {
+    fail("size mismatch: '" + pa + "' is " + std::to_string(a.width) + "x" +
+         std::to_string(a.height) + " but '" + pb + "' is " + std::to_string(b.width) + "x" +
+         std::to_string(b.height) + "; co-register and resample to one grid first");
+  }
+  if (!SameCrs(a.geo.crs_wkt, b.geo.crs_wkt)) {
+    fail("CRS mismatch: '" + pa + "' is " +
+         (a.geo.crs_wkt.empty() ? "without CRS" : DescribeCrs(a.geo.crs_wkt)) + " but '" + pb +
+         "' is " + (b.geo.crs_wkt.empty() ? "without CRS" : DescribeCrs(b.geo.crs_wkt)) +
+         "; reproject one of them (gdalwarp -t_srs)");
+  }
+  if (a.geo.has_geotransform && b.geo.has_geotransform) {
+    const double pixel = std::max(std::fabs(a.geo.geotransform[1]), 1e-12);
+    for (int i = 0; i < 6; ++i) {
+      const double tol = (i == 0 || i == 3) ? 0.01 * pixel : 1e-6 * pixel + 1e-12;
+      if (std::fabs(a.geo.geotransform[i] - b.geo.geotransform[i]) > tol) {
+        fail("grid mismatch: the geotransforms of '" + pa + "' and '" + pb +
+             "' differ (origin or pixel size); resample to one grid first");
+      }
+    }
+  }
+}
+
+// The quick-look's bands of `after` on its grid, one plane each. When they are among the
+// selected bands they come from the source: from the fit's sample when the grids match (any square
+// raster at the default sizes: the same nearest-neighbour read), else from a sample on the
+// quick-look's grid (from memory when the pair was decoded whole). Otherwise `after` is read
+// again. `storage` holds what was read.
+std::vector<const uint16_t*> QuicklookPlanes(const ChangeMaps& maps,
+                                             const std::vector<int>& sample_bands,
+                                             StripSource& after_src, const RasterReader& after,
+                                             const std::vector<int>& rgb, const QuicklookGrid& grid,
+                                             std::vector<uint16_t>& storage) {
+  const size_t plane = static_cast<size_t>(grid.width) * grid.height;
+  std::vector<size_t> index;  // each quick-look band's place among the selected bands
+  for (const int band : rgb) {
+    const auto at = std::find(sample_bands.begin(), sample_bands.end(), band);
+    if (at == sample_bands.end()) {
+      break;
+    }
+    index.push_back(static_cast<size_t>(at - sample_bands.begin()));
+  }
+  std::vector<const uint16_t*> planes;
+  if (index.size() < rgb.size()) {
+    storage.resize(plane * rgb.size());
+    after.ReadDecimated(rgb, grid.width, grid.height, storage.data());
+    for (size_t c = 0; c < rgb.size(); ++c) {
+      planes.push_back(storage.data() + c * plane);
+    }
+    return planes;
+  }
+  const uint16_t* source = maps.after_sample.data();
+  if (grid.width != maps.sample_width || grid.height != maps.sample_height) {
+    storage.resize(plane * sample_bands.size());
+    after_src.ReadSample(grid.width, grid.height, storage.data());
+    source = storage.data();
+  }
+  for (const size_t k : index) {
+    planes.push_back(source + k * plane);
+  }
+  return planes;
+}
+
+}  // namespace
+
+nlohmann::json RunChangeJob(const ChangeJob& job, ComputeBackend& backend) {
+  const auto start = Clock::now();
+  auto t = Clock::now();
+  // Every read takes whole block rows once (strips, and the sample's windows), so the block
+  // cache only needs one: 64 MB holds a 256-row tile row of a 4-band image up to 32,000 px wide.
+  // 128 MB added 60 MB of peak RSS at 10980^2 for no speed (docs/benchmarks/imagery.md).
+  ConfigureGdal(job.options.threads, 64);
+  RasterReader before = RasterReader::Open(job.before_path, job.inputs);
+  RasterReader after = RasterReader::Open(job.after_path, job.inputs);
+  const RasterInfo bi = before.info();
+  const RasterInfo ai = after.info();
+  CheckSameGrid(bi, ai, before.path(), after.path());
+  // Checked before any work: a refused output_dir costs no decode.
+  const OutputDir out_dir = OutputDir::Open(job.output_dir, job.output_roots);
+  ChangeOptions options = job.options;
+  if (options.bands.empty()) {
+    if (bi.band_count != ai.band_count) {
+      throw ImageryError(ImageryError::Kind::kMismatch,
+                         "band count mismatch: '" + job.before_path + "' has " +
+                             std::to_string(bi.band_count) + " bands but '" + job.after_path +
+                             "' has " + std::to_string(ai.band_count) + "; pass bands=[...]");
+    }
+    options.bands.resize(static_cast<size_t>(std::min(bi.band_count, kMaxBands)));
+    std::iota(options.bands.begin(), options.bands.end(), 1);
+  }
+  ValidateOptions(options, std::min(bi.band_count, ai.band_count));
+  const double open_s = Seconds(t);
+
+  // A pair within the budget is decoded whole, once; a larger one is read in strips, and then
+  // every block is decoded twice (the sample, the strips) but memory stays bounded.
+  t = Clock::now();
+  const size_t pair_bytes =
+      2 * sizeof(uint16_t) * static_cast<size_t>(bi.width) * bi.height * options.bands.size();
+  const bool decode_whole = pair_bytes <= job.whole_decode_max_mb * (size_t{1} << 20);
+  std::unique_ptr<StripSource> before_src, after_src;
+  if (decode_whole) {
+    before_src = std::make_unique<DecodedStripSource>(before, options.bands);
+    after_src = std::make_unique<DecodedStripSource>(after, options.bands);
+  } else {
+    before_src = std::make_unique<GdalStripSource>(before, options.bands);
+    after_src = std::make_unique<GdalStripSource>(after, options.bands);
+  }
+  const double decode_whole_s = Seconds(t);
+  ChangeMaps maps = ComputeChange(*before_src, *after_src, options, backend);
+
+  t = Clock::now();
+  std::vector<std::unique_ptr<OutputFile>> files;  // committed together at the end
+  const auto output = [&](const char* suffix) -> OutputFile& {
+    files.push_back(std::make_unique<OutputFile>(out_dir, job.output_prefix + suffix));
+    return *files.back();
+  };
+  nlohmann::json outputs;
+  OutputFile& mask_file = output("_mask.tif");
+  outputs["mask"] = mask_file.path();
+  WriteGeoTiffU8(mask_file.WritePath(), maps.mask.data(), maps.width, maps.height, bi.geo, 255.0,
+                 std::string("change mask (") + MethodName(options.method) + ")");
+  if (job.write_magnitude) {
+    OutputFile& magnitude_file = output("_magnitude.tif");
+    outputs["magnitude"] = magnitude_file.path();
+    const uint16_t* scores = maps.scores.data();
+    const size_t width = static_cast<size_t>(maps.width);
+    WriteGeoTiffU16Strips(
+        magnitude_file.WritePath(), maps.width, maps.height, bi.geo, 1.0 / maps.scale, 65535.0,
+        std::string(MethodName(options.method)) + " magnitude",
+        [&](int row0, int rows, uint16_t* out) {
+          const uint16_t* in = scores + static_cast<size_t>(row0) * width;
+          for (size_t i = 0; i < static_cast<size_t>(rows) * width; ++i) {
+            out[i] = in[i] == kInvalidScore ? uint16_t{65535} : uint16_t(in[i] & kScoreMask);
+          }
+        });
+  }
+  const std::string crs_name = DescribeCrs(bi.geo.crs_wkt);
+  OutputFile& regions_file = output("_regions.geojson");
+  outputs["regions_geojson"] = regions_file.path();
+  regions_file.Write(RegionsGeoJson(maps.regions, bi.geo, crs_name));
+  const double encode_s = Seconds(t);
+
+  double quicklook_s = 0;
+  if (job.quicklook) {
+    t = Clock::now();
+    std::vector<int> rgb;
+    if (ai.band_count >= 3 && options.red_band >= 3 && options.red_band <= ai.band_count) {
+      rgb = {options.red_band, options.red_band - 1, options.red_band - 2};
+    } else {
+      rgb = {options.bands.front()};
+    }
+    OutputFile& quicklook_file = output("_quicklook.png");
+    outputs["quicklook"] = quicklook_file.path();
+    const QuicklookGrid grid = QuicklookSize(maps.width, maps.height, job.quicklook_max_side);
+    std::vector<uint16_t> storage;
+    const std::vector<const uint16_t*> planes =
+        QuicklookPlanes(maps, options.bands, *after_src, after, rgb, grid, storage);
+    quicklook_file.Write(EncodeQuicklook(planes, grid, maps.mask.data(), maps.width, maps.height));
+    quicklook_s = Seconds(t);
+  }
+  OutputFile& result_file = output("_result.json");
+  outputs["result_json"] = result_file.path();
+
+  nlohmann::json result;
+  result["method"] = MethodName(options.method);
+  result["normalize"] = NormalizationName(options.normalization);
+  result["bands"] = options.bands;
+  result["device"] = maps.device;
+  result["decoded_whole"] = decode_whole;
+  result["before"] = before.path();
+  result["after"] = after.path();
+  result["width"] = maps.width;
+  result["height"] = maps.height;
+  result["crs"] = crs_name;
+  result["geotransform"] = bi.geo.geotransform;
+  result["threshold"] = {{"method", maps.threshold.method},
+                         {"value", maps.threshold.value},
+                         {"bin", maps.threshold.bin},
+                         {"auto_bin", maps.threshold.auto_bin},
+                         {"floor_bin", maps.threshold.floor_bin},
+                         {"bins_per_unit", maps.scale}};
+  result["normalization"] = {
+      {"gain", maps.fit.gain}, {"offset", maps.fit.offset}, {"pif_pixels", maps.fit.pif_count}};
+  result["morphology"] = {{"open_radius", options.open_radius},
+                          {"close_radius", options.close_radius},
+                          {"min_area_px", options.min_area_px}};
+  result["valid_pixels"] = maps.valid_pixels;
+  result["changed_pixels"] = maps.changed_pixels;
+  result["changed_fraction"] =
+      maps.valid_pixels ? static_cast<double>(maps.changed_pixels) / maps.valid_pixels : 0.0;
+  result["changed_area_map"] = static_cast<double>(maps.changed_pixels) * PixelArea(bi.geo);
+  if (options.method == Method::kCva) {
+    result["direction_sectors"] = maps.sector_counts;
+  }
+  result["region_count"] = maps.regions.size();
+  result["regions"] = RegionsJson(maps.regions, bi.geo, job.max_regions_in_result);
+  result["regions_truncated"] = maps.regions.size() > job.max_regions_in_result;
+  result["outputs"] = outputs;
+  nlohmann::json timings;
+  timings["open"] = open_s;
+  timings["decode_whole"] = decode_whole_s;
+  for (const auto& [stage, seconds] : maps.timings) {
+    timings[stage] = seconds;
+  }
+  timings["encode"] = encode_s;
+  timings["quicklook"] = quicklook_s;
+  timings["total"] = Seconds(start);
+  result["timings_s"] = timings;
+
+  result_file.Write(result.dump(2) + '\n');
+  for (const auto& file : files) {
+    file->Commit();
+  }
+  return result;
+}
+
+}  // namespace warmpool::imagery
