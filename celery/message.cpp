@@ -107,12 +107,11 @@ Status ReadCeleryTime(const json& obj, const char* key, std::string_view label,
   return Status::InvalidArgument(std::string(label) + " must be an ISO-8601 string or null");
 }
 
-Status DecodeTaskMessage(std::string_view envelope, TaskMessage* out) {
-  std::string parse_error;
-  json env = ParseJson(envelope, &parse_error);
-  if (env.is_discarded()) return Status::InvalidArgument("envelope " + parse_error);
-  if (!env.is_object()) return Status::InvalidArgument("envelope is not a JSON object");
+namespace {
 
+// The kombu envelope's properties and headers; the task name and id from the headers first, so a
+// message refused for its body is still dead-lettered and logged under its task id.
+void ReadEnvelopeFields(json& env, TaskMessage* out) {
   if (auto it = env.find("properties"); it != env.end() && it->is_object()) {
     out->properties = std::move(*it);
   }
@@ -130,11 +129,12 @@ Status DecodeTaskMessage(std::string_view envelope, TaskMessage* out) {
     out->redelivered = TrueValue(*it, "redelivered");
   }
   out->redelivered = out->redelivered || TrueValue(out->headers, "redelivered");
-  // Protocol 2 names the task in the headers: read it first, so that a message refused for its
-  // body is still dead-lettered and logged under its task id.
   out->task = StringOrEmpty(out->headers, "task");
   out->id = StringOrEmpty(out->headers, "id");
+}
 
+// The body string, base64-decoded when the properties say so, parsed as JSON.
+Status DecodeBody(json& env, const json& props, json* payload) {
   auto body_it = env.find("body");
   if (body_it == env.end() || !body_it->is_string()) {
     return Status::InvalidArgument("envelope has no string 'body'");
@@ -150,53 +150,82 @@ Status DecodeTaskMessage(std::string_view envelope, TaskMessage* out) {
     return Status::InvalidArgument("content-type '" + content_type +
                                    "' is not supported (use the json serializer)");
   }
-  json payload = ParseJson(body, &parse_error);
-  if (payload.is_discarded()) return Status::InvalidArgument("body " + parse_error);
+  std::string parse_error;
+  *payload = ParseJson(body, &parse_error);
+  if (payload->is_discarded()) return Status::InvalidArgument("body " + parse_error);
+  return Status::Ok();
+}
 
+// The times and limits both protocols carry, in `src` (v2: headers; v1: the body dict).
+Status ReadTimes(const json& src, TaskMessage* out) {
+  if (Status s = ReadCeleryTime(src, "eta", "eta", &out->eta); !s.ok()) return s;
+  if (Status s = ReadCeleryTime(src, "expires", "expires", &out->expires); !s.ok()) return s;
+  return ReadTimeLimit(src, out);
+}
+
+// Protocol 2: the task in the headers, the body [args, kwargs, embed].
+Status ReadProtocol2(json& payload, TaskMessage* out) {
   const json& headers = out->headers;
-  if (auto t = headers.find("task"); t != headers.end() && t->is_string()) {
-    out->protocol = 2;
-    out->task = t->get<std::string>();
-    out->id = StringOrEmpty(headers, "id");
-    if (!payload.is_array() || payload.size() < 2 || !payload[0].is_array() ||
-        !payload[1].is_object()) {
-      return Status::InvalidArgument("protocol 2 body must be [args, kwargs, embed]");
-    }
-    out->args = std::move(payload[0]);
-    out->kwargs = std::move(payload[1]);
-    out->embed = payload.size() > 2 ? std::move(payload[2]) : json::object();
-    FillCommon(headers, out);
-    if (auto gi = headers.find("group_index"); gi != headers.end() && gi->is_number_integer()) {
-      out->group_index = gi->get<int>();
-    }
-    out->argsrepr = StringOrEmpty(headers, "argsrepr");
-    out->kwargsrepr = StringOrEmpty(headers, "kwargsrepr");
-    if (Status s = ReadCeleryTime(headers, "eta", "eta", &out->eta); !s.ok()) return s;
-    if (Status s = ReadCeleryTime(headers, "expires", "expires", &out->expires); !s.ok()) return s;
-    if (Status s = ReadTimeLimit(headers, out); !s.ok()) return s;
+  out->protocol = 2;
+  out->task = headers.at("task").get<std::string>();
+  out->id = StringOrEmpty(headers, "id");
+  if (!payload.is_array() || payload.size() < 2 || !payload[0].is_array() ||
+      !payload[1].is_object()) {
+    return Status::InvalidArgument("protocol 2 body must be [args, kwargs, embed]");
+  }
+  out->args = std::move(payload[0]);
+  out->kwargs = std::move(payload[1]);
+  out->embed = payload.size() > 2 ? std::move(payload[2]) : json::object();
+  FillCommon(headers, out);
+  if (auto gi = headers.find("group_index"); gi != headers.end() && gi->is_number_integer()) {
+    out->group_index = gi->get<int>();
+  }
+  out->argsrepr = StringOrEmpty(headers, "argsrepr");
+  out->kwargsrepr = StringOrEmpty(headers, "kwargsrepr");
+  return ReadTimes(headers, out);
+}
+
+// Protocol 1: everything in the body dict.
+Status ReadProtocol1(json& payload, TaskMessage* out) {
+  out->protocol = 1;
+  out->task = payload["task"].get<std::string>();
+  out->id = StringOrEmpty(payload, "id");
+  json args = payload.value("args", json::array());
+  json kwargs = payload.value("kwargs", json::object());
+  if (args.is_null()) args = json::array();
+  if (kwargs.is_null()) kwargs = json::object();
+  if (!args.is_array()) return Status::InvalidArgument("protocol 1 'args' must be a list");
+  if (!kwargs.is_object()) return Status::InvalidArgument("protocol 1 'kwargs' must be a dict");
+  out->args = std::move(args);
+  out->kwargs = std::move(kwargs);
+  out->embed = json{{"callbacks", payload.value("callbacks", json())},
+                    {"errbacks", payload.value("errbacks", json())},
+                    {"chain", nullptr},
+                    {"chord", payload.value("chord", json())}};
+  FillCommon(payload, out);
+  return ReadTimes(payload, out);
+}
+
+}  // namespace
+
+Status DecodeTaskMessage(std::string_view envelope, TaskMessage* out) {
+  std::string parse_error;
+  json env = ParseJson(envelope, &parse_error);
+  if (env.is_discarded()) return Status::InvalidArgument("envelope " + parse_error);
+  if (!env.is_object()) return Status::InvalidArgument("envelope is not a JSON object");
+  ReadEnvelopeFields(env, out);
+  json payload;
+  if (Status s = DecodeBody(env, out->properties, &payload); !s.ok()) return s;
+
+  Status read;
+  if (auto t = out->headers.find("task"); t != out->headers.end() && t->is_string()) {
+    read = ReadProtocol2(payload, out);
   } else if (payload.is_object() && payload.contains("task") && payload["task"].is_string()) {
-    out->protocol = 1;
-    out->task = payload["task"].get<std::string>();
-    out->id = StringOrEmpty(payload, "id");
-    json args = payload.value("args", json::array());
-    json kwargs = payload.value("kwargs", json::object());
-    if (args.is_null()) args = json::array();
-    if (kwargs.is_null()) kwargs = json::object();
-    if (!args.is_array()) return Status::InvalidArgument("protocol 1 'args' must be a list");
-    if (!kwargs.is_object()) return Status::InvalidArgument("protocol 1 'kwargs' must be a dict");
-    out->args = std::move(args);
-    out->kwargs = std::move(kwargs);
-    out->embed = json{{"callbacks", payload.value("callbacks", json())},
-                      {"errbacks", payload.value("errbacks", json())},
-                      {"chain", nullptr},
-                      {"chord", payload.value("chord", json())}};
-    FillCommon(payload, out);
-    if (Status s = ReadCeleryTime(payload, "eta", "eta", &out->eta); !s.ok()) return s;
-    if (Status s = ReadCeleryTime(payload, "expires", "expires", &out->expires); !s.ok()) return s;
-    if (Status s = ReadTimeLimit(payload, out); !s.ok()) return s;
+    read = ReadProtocol1(payload, out);
   } else {
     return Status::InvalidArgument("no task name: neither headers.task nor body.task");
   }
+  if (!read.ok()) return read;
   if (out->id.empty()) return Status::InvalidArgument("task message has no id");
   if (out->task.empty()) return Status::InvalidArgument("task name is empty");
   Unwrap(&out->args);
