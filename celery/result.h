@@ -34,7 +34,7 @@ ExceptionInfo TimeLimitExceeded(double seconds);          // billiard.exceptions
 ExceptionInfo SoftTimeLimitExceeded(double seconds);      // billiard.exceptions
 ExceptionInfo MaxRetriesExceeded(std::string_view text);  // celery.exceptions
 
-// One value of celery-task-meta-<id>; fields as CBB _get_result_meta (§3.2).
+// One value of celery-task-meta-<id>; fields as celery/backends/base.py, _get_result_meta.
 struct ResultMeta {
   TaskState state = TaskState::kSuccess;
   nlohmann::json result;  // value, exception dict, or STARTED {pid, hostname}

@@ -15,8 +15,8 @@ from urllib.parse import urlsplit
 import yaml
 
 # Keys warmpool-scaler understands (policy/scaler_metadata.cpp) and keys KEDA itself puts into
-# scalerMetadata for external scalers (keda.md §2.1/2.2). Anything else is a typo the scaler
-# would reject with INVALID_ARGUMENT - found here instead of in the KEDA operator's log.
+# scalerMetadata for external scalers (KEDA pkg/scalers/external_scaler.go). Anything else is a
+# typo the scaler would only log once and ignore - found here instead of in the scaler's log.
 SCALER_KEYS = {
     "redis", "redisAddress", "queues", "keyPrefix", "priorityLevels", "countInFlight",
     "tasksPerReplica", "activationBacklog", "minWarmReplicas", "maxReplicas", "keepAlive",
