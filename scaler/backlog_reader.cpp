@@ -45,10 +45,12 @@ BacklogReading ReadBacklog(RedisConnection& conn, const ProbeTarget& target,
                             ": HVALS unacked: " + ReplyString(hvals));
     }
     for (const redisReply* element : ReplyElements(hvals)) {
-      UnackedEntry entry;
-      if (element->type == REDIS_REPLY_STRING &&
-          ParseUnackedEntry(std::string_view(element->str, element->len), &entry)) {
-        CountUnackedEntry(entry, now, &reading);
+      std::optional<celery::UnackedEntry> entry;
+      if (element->type == REDIS_REPLY_STRING) {
+        entry = celery::ParseUnackedValue(std::string_view(element->str, element->len));
+      }
+      if (entry) {
+        CountUnackedEntry(*entry, now, &reading);
       } else {
         ++reading.unparsable_unacked;
       }
