@@ -6,8 +6,36 @@
 #include "redis/connection.h"
 #include "redis/errors.h"
 #include "redis/pool.h"
+#include "scaler/policy_state_store.h"
 
 namespace warmpool::scaler {
+namespace {
+
+class RedisSession final : public BacklogSource::Session {
+ public:
+  RedisSession(const ProbeTarget& target, BacklogSource::Deadline deadline)
+      : target_(target), deadline_(deadline), conn_(target.pool->Acquire(deadline)) {}
+
+  BacklogReading ReadBacklog(std::chrono::system_clock::time_point now) override {
+    return scaler::ReadBacklog(*conn_, target_, now, deadline_);
+  }
+  policy::PolicyState UpdatePolicyState(const std::string& key, std::chrono::seconds ttl,
+                                        const BacklogSource::StateUpdate& update) override {
+    return scaler::UpdatePolicyState(*conn_, key, ttl, update, deadline_);
+  }
+
+ private:
+  const ProbeTarget& target_;  // outlives the session (the probe's copy for this read)
+  const BacklogSource::Deadline deadline_;
+  RedisPool::Guard conn_;
+};
+
+}  // namespace
+
+std::unique_ptr<BacklogSource::Session> RedisBacklogSource::Open(const ProbeTarget& target,
+                                                                 Deadline deadline) {
+  return std::make_unique<RedisSession>(target, deadline);
+}
 
 BacklogReading ReadBacklog(RedisConnection& conn, const ProbeTarget& target,
                            std::chrono::system_clock::time_point now,

@@ -14,6 +14,7 @@
 #include "common/logging.h"
 #include "common/metrics_server.h"
 #include "redis/errors.h"
+#include "scaler/backlog_reader.h"
 #include "scaler/request_limits.h"
 #include "scaler/scaler_service.h"
 
@@ -67,7 +68,8 @@ int RunScalerServer(const ScalerOptions& options) {
   core_options.coalesce_window = options.coalesce_window;
   core_options.state_prefix = options.state_prefix;
   core_options.redis_timeout = options.redis_timeout;
-  ScalerCore core(&registry, &metrics, core_options);
+  RedisBacklogSource source;
+  ScalerCore core(&registry, &source, &metrics, core_options);
   core.SetReadListener([&hub] { hub.Wake(); });
   ScalerService service(&core, &metrics, &hub, options.stream_resend);
 
