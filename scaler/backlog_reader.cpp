@@ -25,7 +25,7 @@ class RedisSession final : public BacklogSource::Session {
   }
 
  private:
-  const ProbeTarget& target_;  // outlives the session (the probe's copy for this read)
+  const ProbeTarget target_;
   const BacklogSource::Deadline deadline_;
   RedisPool::Guard conn_;
 };
