@@ -306,25 +306,6 @@ std::optional<std::string> MarkRedelivered(std::string_view envelope) {
   return env.dump();
 }
 
-std::optional<UnackedEntry> ParseUnackedValue(std::string_view value) {
-  nlohmann::ordered_json v = ParseOrderedJson(value);
-  if (v.is_discarded() || !v.is_array() || v.size() != 3 || !v[0].is_object() ||
-      !v[1].is_string() || !v[2].is_string()) {
-    return std::nullopt;
-  }
-  UnackedEntry entry;
-  entry.envelope = v[0].dump();
-  entry.exchange = v[1].get<std::string>();
-  entry.routing_key = v[2].get<std::string>();
-  if (v[0].contains("properties") && v[0]["properties"].is_object()) {
-    const auto& p = v[0]["properties"];
-    if (p.contains("priority") && p["priority"].is_number_integer()) {
-      entry.priority = p["priority"].get<int>();
-    }
-  }
-  return entry;
-}
-
 std::string EventRoutingKey(std::string_view type) {
   std::string rk(type);
   for (char& c : rk) {

@@ -68,15 +68,6 @@ std::string EncodeTaskMessageV2(const TaskMessage& msg, std::string_view deliver
 // as kombu's restore does. nullopt when `envelope` is not a JSON object.
 std::optional<std::string> MarkRedelivered(std::string_view envelope);
 
-// A value of kombu's `unacked` hash: '[<envelope>, "<exchange>", "<routing_key>"]'.
-struct UnackedEntry {
-  std::string envelope;  // the raw JSON envelope (re-serialised)
-  std::string exchange;
-  std::string routing_key;
-  int priority = 0;  // properties.priority of the envelope
-};
-std::optional<UnackedEntry> ParseUnackedValue(std::string_view value);
-
 // Name of kombu's routing key for an event type: "worker-heartbeat" -> "worker.heartbeat".
 std::string EventRoutingKey(std::string_view type);
 

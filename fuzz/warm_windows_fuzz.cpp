@@ -12,9 +12,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace warmpool::policy;
   const std::string_view input(reinterpret_cast<const char*>(data), size);
   std::vector<WarmWindow> windows;
-  std::string error;
-  if (!ParseWarmWindows(input, &windows, &error)) {
-    if (error.empty() || !windows.empty()) std::abort();  // says why, leaves the output untouched
+  if (warmpool::Status s = ParseWarmWindows(input, &windows); !s.ok()) {
+    // Says why, as InvalidArgument, and leaves the output untouched.
+    if (s.code() != warmpool::Status::Code::kInvalidArgument || s.message().empty() ||
+        !windows.empty()) {
+      std::abort();
+    }
     return 0;
   }
   for (const WarmWindow& w : windows) {

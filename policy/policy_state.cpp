@@ -25,6 +25,12 @@ Clock::time_point FromNanos(int64_t ns) {
       std::chrono::duration_cast<Clock::duration>(std::chrono::nanoseconds(ns)));
 }
 
+Status BadGaps() {
+  std::string message = "policy state field \"gaps\" must be a list of [bin, count] pairs, bin 0..";
+  message.append(std::to_string(IdleGapHistogram::kBins - 1)).append(", count 0..4294967295");
+  return Status::InvalidArgument(std::move(message));
+}
+
 }  // namespace
 
 PolicyState Observe(const PolicyState& state, const ScalerMetadata& spec, const Observation& obs,
@@ -138,9 +144,13 @@ std::string EncodeState(const PolicyState& state) {
   return j.dump();
 }
 
-bool DecodeState(std::string_view text, PolicyState* out) {
+Status DecodeState(std::string_view text, PolicyState* out) {
   nlohmann::json j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (!j.is_object() || !j.contains("v") || j["v"] != 1) return false;
+  if (j.is_discarded()) return Status::InvalidArgument("policy state is not valid JSON");
+  if (!j.is_object() || !j.contains("v") || j["v"] != 1) {
+    return Status::InvalidArgument(
+        "policy state is not a version 1 warmpool state (a JSON object with \"v\": 1)");
+  }
   try {
     PolicyState s;
     if (j.contains("lastObservedNs"))
@@ -152,13 +162,13 @@ bool DecodeState(std::string_view text, PolicyState* out) {
       s.prev_busy_since = FromNanos(j.at("prevBusySinceNs").get<int64_t>());
     }
     const auto& gaps = j.at("gaps");
-    if (!gaps.is_array()) return false;
+    if (!gaps.is_array()) return BadGaps();
     for (const auto& pair : gaps) {
-      if (!pair.is_array() || pair.size() != 2) return false;
+      if (!pair.is_array() || pair.size() != 2) return BadGaps();
       const auto bin = pair[0].get<int64_t>();
       const auto count = pair[1].get<int64_t>();
       if (bin < 0 || bin >= IdleGapHistogram::kBins || count < 0 || count > UINT32_MAX) {
-        return false;
+        return BadGaps();
       }
       if (s.gaps.bins.empty()) s.gaps.bins.assign(IdleGapHistogram::kBins, 0);
       s.gaps.bins[bin] = static_cast<uint32_t>(count);
@@ -185,12 +195,16 @@ bool DecodeState(std::string_view text, PolicyState* out) {
     if (s.task_seconds < 0 || s.task_count < 0 || s.burst_work < 0 || s.period_peak < 0 ||
         s.cold_start_seconds < 0 || s.arrival_rate < 0 || s.last_work < 0 ||
         s.arrival_rate_before_busy < 0) {
-      return false;
+      return Status::InvalidArgument(
+          "policy state has a negative duration, count or rate (they are all >= 0)");
     }
     *out = std::move(s);
-    return true;
-  } catch (const nlohmann::json::exception&) {
-    return false;  // wrong type or missing field: reported to the caller as "not decodable"
+    return Status::Ok();
+  } catch (const nlohmann::json::exception& e) {
+    // A required field missing or of the wrong type; nlohmann's text names the key or type.
+    std::string message = "policy state has a missing or mistyped field: ";
+    message.append(e.what());
+    return Status::InvalidArgument(std::move(message));
   }
 }
 

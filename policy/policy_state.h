@@ -6,6 +6,7 @@
 #include <string>
 #include <string_view>
 
+#include "common/status.h"
 #include "policy/idle_gap_histogram.h"
 #include "policy/scaler_metadata.h"
 
@@ -92,8 +93,9 @@ PolicyState Observe(const PolicyState& state, const ScalerMetadata& spec, const 
 // Version field "v": 1. Pure.
 std::string EncodeState(const PolicyState& state);
 
-// Parses EncodeState's output. Returns false (leaving *out untouched) on malformed or foreign
-// input, so the caller can log it and start from a default state. Pure.
-bool DecodeState(std::string_view text, PolicyState* out);
+// Parses EncodeState's output. On malformed or foreign input returns InvalidArgument saying what
+// is wrong with it (for the caller's log; it then starts from a default state) and leaves *out
+// untouched. Pure.
+Status DecodeState(std::string_view text, PolicyState* out);
 
 }  // namespace warmpool::policy

@@ -201,9 +201,8 @@ Status ParseScalerMetadata(const std::map<std::string, std::string>& raw, Parsed
   p.Double("replicaCostPerHour", 0, false, &m.replica_cost_per_hour);
   p.Int("nodeUnneededSeconds", 0, &m.node_unneeded_seconds);
   if (auto it = raw.find("warmWindows"); it != raw.end()) {
-    std::string why;
-    if (!ParseWarmWindows(it->second, &m.warm_windows, &why)) {
-      p.Bad("warmWindows", it->second, why);
+    if (Status s = ParseWarmWindows(it->second, &m.warm_windows); !s.ok()) {
+      p.Bad("warmWindows", it->second, s.message());
     }
   }
   if (auto it = raw.find("drainSeconds"); it != raw.end()) {

@@ -83,19 +83,18 @@ bool ParseClock(std::string_view s, int* minute) {
   return true;
 }
 
-bool ParseEntry(std::string_view entry, WarmWindow* w, std::string* why) {
+// InvalidArgument says which part of the entry is wrong and the allowed form.
+Status ParseEntry(std::string_view entry, WarmWindow* w) {
   size_t eq = entry.rfind('=');
   if (eq == std::string_view::npos) {
-    *why = "missing \"=replicas\"";
-    return false;
+    return Status::InvalidArgument("missing \"=replicas\"");
   }
   std::string_view count = TrimView(entry.substr(eq + 1));
   int64_t replicas = 0;
   auto r = std::from_chars(count.data(), count.data() + count.size(), replicas);
   if (count.empty() || r.ec != std::errc() || r.ptr != count.data() + count.size() ||
       replicas < 0) {
-    *why = "replicas after \"=\" must be an integer >= 0";
-    return false;
+    return Status::InvalidArgument("replicas after \"=\" must be an integer >= 0");
   }
   std::vector<std::string_view> words;
   for (std::string_view word : Split(TrimView(entry.substr(0, eq)), ' ')) {
@@ -106,54 +105,52 @@ bool ParseEntry(std::string_view entry, WarmWindow* w, std::string* why) {
     std::transform(zone.begin(), zone.end(), zone.begin(),
                    [](unsigned char c) { return std::toupper(c); });
     if (zone != "UTC") {
-      *why = "time zone must be UTC (got \"" + std::string(words[2]) + "\")";
-      return false;
+      std::string message = "time zone must be UTC (got \"";
+      message.append(words[2]).append("\")");
+      return Status::InvalidArgument(std::move(message));
     }
     words.pop_back();
   }
   if (words.size() != 2) {
-    *why = "expected \"<days> HH:MM-HH:MM [UTC]=<replicas>\"";
-    return false;
+    return Status::InvalidArgument("expected \"<days> HH:MM-HH:MM [UTC]=<replicas>\"");
   }
   if (!ParseDays(words[0], &w->weekdays)) {
-    *why = "days must be Mon..Sun, a range like Mon-Fri, a list like Mon,Wed, or Daily";
-    return false;
+    return Status::InvalidArgument(
+        "days must be Mon..Sun, a range like Mon-Fri, a list like Mon,Wed, or Daily");
   }
   size_t dash = words[1].find('-');
   if (dash == std::string_view::npos || !ParseClock(words[1].substr(0, dash), &w->start_minute) ||
       !ParseClock(words[1].substr(dash + 1), &w->end_minute) || w->start_minute >= 1440) {
-    *why = "time range must be HH:MM-HH:MM (00:00..24:00)";
-    return false;
+    return Status::InvalidArgument("time range must be HH:MM-HH:MM (00:00..24:00)");
   }
   if (w->start_minute >= w->end_minute) {
-    *why = "start must be before end (split overnight windows in two)";
-    return false;
+    return Status::InvalidArgument("start must be before end (split overnight windows in two)");
   }
   w->replicas = replicas;
-  return true;
+  return Status::Ok();
 }
 
 }  // namespace
 
-bool ParseWarmWindows(std::string_view text, std::vector<WarmWindow>* out, std::string* error) {
+Status ParseWarmWindows(std::string_view text, std::vector<WarmWindow>* out) {
   std::vector<WarmWindow> windows;
   if (TrimView(text).empty()) {
     *out = std::move(windows);
-    return true;
+    return Status::Ok();
   }
   for (std::string_view entry : Split(text, ';')) {
     entry = TrimView(entry);
     if (entry.empty()) continue;  // tolerate a trailing ';'
     WarmWindow w;
-    std::string why;
-    if (!ParseEntry(entry, &w, &why)) {
-      *error = "entry \"" + std::string(entry) + "\": " + why;
-      return false;
+    if (Status s = ParseEntry(entry, &w); !s.ok()) {
+      std::string message = "entry \"";
+      message.append(entry).append("\": ").append(s.message());
+      return Status::InvalidArgument(std::move(message));
     }
     windows.push_back(w);
   }
   *out = std::move(windows);
-  return true;
+  return Status::Ok();
 }
 
 int64_t WarmFloorAt(const std::vector<WarmWindow>& windows,

@@ -6,6 +6,8 @@
 #include <string_view>
 #include <vector>
 
+#include "common/status.h"
+
 namespace warmpool::policy {
 
 // One `warmWindows` entry: on the given UTC weekdays, between start and end (minutes since
@@ -23,9 +25,9 @@ struct WarmWindow {
 // Days: `Mon`..`Sun` (case-insensitive), ranges `Mon-Fri` (wrapping `Fri-Mon` allowed), lists
 // `Mon,Wed,Sat-Sun`, or `Daily`. The zone token is optional and must be `UTC` (no zone database
 // in a pure library; write overnight windows as two entries). Empty text = no windows.
-// Returns true and fills *out on success; on failure returns false, sets *error to what is wrong
-// (which entry, which part, the allowed form) and leaves *out untouched. Pure.
-bool ParseWarmWindows(std::string_view text, std::vector<WarmWindow>* out, std::string* error);
+// Fills *out on success; otherwise InvalidArgument says what is wrong (which entry, which part,
+// the allowed form) and *out is left untouched. Pure.
+Status ParseWarmWindows(std::string_view text, std::vector<WarmWindow>* out);
 
 // The highest floor of the windows that contain `now` (UTC), or 0 when none does. Pure.
 int64_t WarmFloorAt(const std::vector<WarmWindow>& windows,

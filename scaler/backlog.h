@@ -8,6 +8,7 @@
 #include <string_view>
 #include <vector>
 
+#include "celery/unacked.h"
 #include "policy/policy_state.h"
 
 namespace warmpool {
@@ -57,19 +58,9 @@ struct BacklogReading {
 // What the policy sees of a reading: in-flight tasks count only with countInFlight. Pure.
 policy::Observation ToObservation(const BacklogReading& reading, bool count_in_flight);
 
-// Parses one kombu `unacked` hash value, `[envelope, exchange, routing_key]`, into its routing key
-// and the envelope's `headers.eta` (protocol v2) or body-less v1 eta if present. Returns false
-// when the value is not that shape. Pure.
-struct UnackedEntry {
-  std::string routing_key;
-  std::string delivery_tag;  // properties.delivery_tag; empty when absent
-  std::optional<std::chrono::system_clock::time_point> eta;
-};
-bool ParseUnackedEntry(std::string_view value, UnackedEntry* out);
-
-// Adds one unacked entry to `reading` if its routing key is one of `queues`: scheduled when its
-// eta is after `now`, else in flight. Pure.
-void CountUnackedEntry(const UnackedEntry& entry, std::chrono::system_clock::time_point now,
+// Adds one unacked entry (celery::ParseUnackedValue) to `reading` if its routing key is one of
+// the reading's queues: scheduled when its eta is after `now`, else in flight. Pure.
+void CountUnackedEntry(const celery::UnackedEntry& entry, std::chrono::system_clock::time_point now,
                        BacklogReading* reading);
 
 }  // namespace warmpool::scaler

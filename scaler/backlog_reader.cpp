@@ -6,8 +6,36 @@
 #include "redis/connection.h"
 #include "redis/errors.h"
 #include "redis/pool.h"
+#include "scaler/policy_state_store.h"
 
 namespace warmpool::scaler {
+namespace {
+
+class RedisSession final : public BacklogSource::Session {
+ public:
+  RedisSession(const ProbeTarget& target, BacklogSource::Deadline deadline)
+      : target_(target), deadline_(deadline), conn_(target.pool->Acquire(deadline)) {}
+
+  BacklogReading ReadBacklog(std::chrono::system_clock::time_point now) override {
+    return scaler::ReadBacklog(*conn_, target_, now, deadline_);
+  }
+  policy::PolicyState UpdatePolicyState(const std::string& key, std::chrono::seconds ttl,
+                                        const BacklogSource::StateUpdate& update) override {
+    return scaler::UpdatePolicyState(*conn_, key, ttl, update, deadline_);
+  }
+
+ private:
+  const ProbeTarget target_;
+  const BacklogSource::Deadline deadline_;
+  RedisPool::Guard conn_;
+};
+
+}  // namespace
+
+std::unique_ptr<BacklogSource::Session> RedisBacklogSource::Open(const ProbeTarget& target,
+                                                                 Deadline deadline) {
+  return std::make_unique<RedisSession>(target, deadline);
+}
 
 BacklogReading ReadBacklog(RedisConnection& conn, const ProbeTarget& target,
                            std::chrono::system_clock::time_point now,
@@ -45,10 +73,12 @@ BacklogReading ReadBacklog(RedisConnection& conn, const ProbeTarget& target,
                             ": HVALS unacked: " + ReplyString(hvals));
     }
     for (const redisReply* element : ReplyElements(hvals)) {
-      UnackedEntry entry;
-      if (element->type == REDIS_REPLY_STRING &&
-          ParseUnackedEntry(std::string_view(element->str, element->len), &entry)) {
-        CountUnackedEntry(entry, now, &reading);
+      std::optional<celery::UnackedEntry> entry;
+      if (element->type == REDIS_REPLY_STRING) {
+        entry = celery::ParseUnackedValue(std::string_view(element->str, element->len));
+      }
+      if (entry) {
+        CountUnackedEntry(*entry, now, &reading);
       } else {
         ++reading.unparsable_unacked;
       }

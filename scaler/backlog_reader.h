@@ -1,8 +1,10 @@
 #pragma once
 
 #include <chrono>
+#include <memory>
 
 #include "scaler/backlog.h"
+#include "scaler/backlog_source.h"
 
 namespace warmpool {
 class RedisConnection;
@@ -16,5 +18,12 @@ namespace warmpool::scaler {
 BacklogReading ReadBacklog(RedisConnection& conn, const ProbeTarget& target,
                            std::chrono::system_clock::time_point now,
                            std::chrono::steady_clock::time_point deadline);
+
+// The scaler's BacklogSource: a session holds one connection from target.pool, reads with
+// ReadBacklog and updates the state with UpdatePolicyState (policy_state_store.h). Stateless.
+class RedisBacklogSource final : public BacklogSource {
+ public:
+  std::unique_ptr<Session> Open(const ProbeTarget& target, Deadline deadline) override;
+};
 
 }  // namespace warmpool::scaler

@@ -41,9 +41,10 @@ policy::PolicyState UpdatePolicyState(
     policy::PolicyState current;
     if (!ReplyIsNil(replies[1].get())) {
       std::string stored = ReplyString(replies[1].get());
-      if (!policy::DecodeState(stored, &current)) {
-        LogEvent(spdlog::level::warn, "policy_state_unreadable",
-                 {{"key", key}, {"action", "starting from an empty state"}});
+      if (Status s = policy::DecodeState(stored, &current); !s.ok()) {
+        LogEvent(
+            spdlog::level::warn, "policy_state_unreadable",
+            {{"key", key}, {"reason", s.message()}, {"action", "starting from an empty state"}});
         current = policy::PolicyState{};
       }
     }

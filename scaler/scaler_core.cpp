@@ -7,10 +7,7 @@
 
 #include "common/fnv1a.h"
 #include "common/logging.h"
-#include "redis/connection.h"
 #include "redis/errors.h"
-#include "redis/pool.h"
-#include "scaler/backlog_reader.h"
 #include "scaler/policy_state_store.h"
 #include "scaler/request_limits.h"
 
@@ -40,9 +37,10 @@ CoalescingProbe::Options ProbeOptions(const ScalerCore::Options& o) {
 
 }  // namespace
 
-ScalerCore::ScalerCore(ConnectionRegistry* registry, ScalerMetrics* metrics, Options options,
-                       WallClock clock)
+ScalerCore::ScalerCore(ConnectionRegistry* registry, BacklogSource* source, ScalerMetrics* metrics,
+                       Options options, WallClock clock)
     : registry_(registry),
+      source_(source),
       metrics_(metrics),
       options_(options),
       clock_(std::move(clock)),
@@ -174,48 +172,49 @@ void ScalerCore::NoteConnectionHealth(const std::string& connection, const std::
   }
 }
 
+void ScalerCore::MeasureTaskTimes(const std::string& target_key, BacklogReading* reading,
+                                  policy::Observation* obs) {
+  std::lock_guard lock(timings_mu_);
+  const auto now = std::chrono::steady_clock::now();
+  if (now - timings_swept_ > std::chrono::seconds(60)) {
+    std::erase_if(timings_, [&](const auto& kv) {
+      return now - kv.second.last_used > options_.objects.expiry;
+    });
+    timings_swept_ = now;
+  }
+  Timing& entry = timings_[target_key];
+  entry.last_used = now;
+  policy::TaskTiming& timing = entry.timing;
+  // Tags that vanished since the last snapshot are the finished tasks the mean is over.
+  const std::set<std::string_view> now_in_flight(reading->in_flight_tags.begin(),
+                                                 reading->in_flight_tags.end());
+  const auto finished =
+      std::count_if(timing.first_seen.begin(), timing.first_seen.end(),
+                    [&](const auto& kv) { return !now_in_flight.count(kv.first); });
+  obs->measured_task_seconds =
+      policy::ObserveInFlightTags(&timing, reading->in_flight_tags, reading->taken_at);
+  if (obs->measured_task_seconds) obs->measured_task_count = finished;
+  // For Decide (through ToObservation); Observe does not use it.
+  reading->oldest_in_flight_seconds = policy::OldestInFlightSeconds(timing, reading->taken_at);
+}
+
 BacklogReading ScalerCore::ReadAndPublish(const ProbeTarget& target,
                                           CoalescingProbe::Deadline deadline) {
   try {
-    auto guard = target.pool->Acquire(deadline);
+    auto session = source_->Open(target, deadline);
     metrics_->redis_reads.Increment();
-    BacklogReading reading = ReadBacklog(*guard, target, clock_(), deadline);
+    BacklogReading reading = session->ReadBacklog(clock_());
     const std::string target_key = target.CacheKey();
     std::string queues_joined;
     for (const auto& q : target.queues) queues_joined += (queues_joined.empty() ? "" : ",") + q;
     const std::string state_key =
         PolicyStateKey(options_.state_prefix, target.key_prefix, queues_joined, target_key);
     policy::Observation obs = ToObservation(reading, target.count_in_flight);
-    if (target.read_unacked) {
-      std::lock_guard lock(timings_mu_);
-      const auto now = std::chrono::steady_clock::now();
-      if (now - timings_swept_ > std::chrono::seconds(60)) {
-        std::erase_if(timings_, [&](const auto& kv) {
-          return now - kv.second.last_used > options_.objects.expiry;
-        });
-        timings_swept_ = now;
-      }
-      Timing& entry = timings_[target_key];
-      entry.last_used = now;
-      policy::TaskTiming& timing = entry.timing;
-      // Tags that vanished since the last snapshot are the finished tasks the mean is over.
-      const std::set<std::string_view> now_in_flight(reading.in_flight_tags.begin(),
-                                                     reading.in_flight_tags.end());
-      const auto finished =
-          std::count_if(timing.first_seen.begin(), timing.first_seen.end(),
-                        [&](const auto& kv) { return !now_in_flight.count(kv.first); });
-      obs.measured_task_seconds =
-          policy::ObserveInFlightTags(&timing, reading.in_flight_tags, reading.taken_at);
-      if (obs.measured_task_seconds) obs.measured_task_count = finished;
-      // For Decide (through ToObservation); Observe does not use it.
-      reading.oldest_in_flight_seconds = policy::OldestInFlightSeconds(timing, reading.taken_at);
-    }
-    reading.state = UpdatePolicyState(
-        *guard, state_key, options_.state_ttl,
-        [&](const policy::PolicyState& current) {
+    if (target.read_unacked) MeasureTaskTimes(target_key, &reading, &obs);
+    reading.state = session->UpdatePolicyState(
+        state_key, options_.state_ttl, [&](const policy::PolicyState& current) {
           return policy::Observe(current, policy::ScalerMetadata{}, obs, reading.taken_at);
-        },
-        deadline);
+        });
     for (const auto& [queue, b] : reading.per_queue) {
       queue_series_.Publish(target.connection, queue, b);
     }

@@ -18,6 +18,7 @@
 #include "policy/task_timing.h"
 #include "policy/warm_policy.h"
 #include "scaler/backlog.h"
+#include "scaler/backlog_source.h"
 #include "scaler/coalescing_probe.h"
 #include "scaler/connection_registry.h"
 #include "scaler/object_states.h"
@@ -71,8 +72,10 @@ class ScalerCore {
   using WallClock = std::function<std::chrono::system_clock::time_point()>;
   using Done = std::function<void(const Status&, const Evaluation&)>;
 
+  // `registry` resolves metadata to connections; `source` does the I/O on them
+  // (RedisBacklogSource in the scaler, a fake in tests). Both outlive the core.
   ScalerCore(
-      ConnectionRegistry* registry, ScalerMetrics* metrics, Options options,
+      ConnectionRegistry* registry, BacklogSource* source, ScalerMetrics* metrics, Options options,
       WallClock clock = [] { return std::chrono::system_clock::now(); });
 
   // Parses (or fetches from cache) the metadata and resolves its Redis connection. No Redis I/O.
@@ -111,15 +114,20 @@ class ScalerCore {
                  std::shared_ptr<const ScalerPlan>* plan);
   Status Decide(const ScaledObjectKey& key, const ScalerPlan& plan,
                 const CoalescingProbe::Result& result, Evaluation* out);
-  // The coalescing probe's read: one pipelined backlog read, the shared policy state updated with
-  // it (one optimistic transaction), then the per-queue gauges; all by `deadline`. Once per
-  // target per window, on the connection's reader thread.
+  // The coalescing probe's read: one visit to the source (the backlog read, then the shared policy
+  // state updated with it), then the per-queue gauges; all by `deadline`. Once per target per
+  // window, on the connection's reader thread.
   BacklogReading ReadAndPublish(const ProbeTarget& target, CoalescingProbe::Deadline deadline);
+  // Run times from in-flight tags that vanished since the target's last reading: fills the
+  // observation's measurement and the reading's oldest in-flight age.
+  void MeasureTaskTimes(const std::string& target_key, BacklogReading* reading,
+                        policy::Observation* obs);
   // Logs when a connection starts failing and when it recovers (once each, naming it).
   void NoteConnectionHealth(const std::string& connection, const std::string* error);
   void Record(const ScaledObjectKey& key, const Evaluation& eval);
 
   ConnectionRegistry* const registry_;
+  BacklogSource* const source_;
   ScalerMetrics* const metrics_;
   const Options options_;
   const WallClock clock_;

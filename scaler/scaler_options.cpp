@@ -44,18 +44,21 @@ std::vector<std::string> SplitRedisList(std::string_view list) {
   return out;
 }
 
-bool ParseScalerOptions(int argc, char** argv, ScalerOptions* out, int* exit_code) {
-  CLI::App app{
-      "warmpool-scaler: a KEDA external scaler that measures the real Celery backlog in Redis\n"
-      "(every queue, kombu priority sub-lists, tasks in flight) and applies a warm-pool policy."};
-  ScalerOptions opts;
-  std::vector<std::string> redis_flags;
+namespace {
+
+// Flags as given, before they are checked and converted into ScalerOptions.
+struct RawFlags {
+  std::vector<std::string> redis;
   std::string log_format = "text", log_level = "info";
   int coalesce_ms = 200, timeout_ms = 1000, stream_ms = 200, resend_s = 5;
+};
+
+// The flag table: every flag, its environment variable, range and help.
+void AddFlags(CLI::App& app, ScalerOptions& opts, RawFlags& raw) {
   app.add_option("--listen", opts.listen, "gRPC listen address HOST:PORT")
       ->envname("WARMPOOL_LISTEN")
       ->capture_default_str();
-  app.add_option("--redis", redis_flags,
+  app.add_option("--redis", raw.redis,
                  "Named Redis connection NAME=redis://[user:pass@]host:port/db (repeatable; "
                  "env WARMPOOL_REDIS: comma-separated, a comma in a password as %2C). "
                  "Default: default=redis://127.0.0.1:6379/0");
@@ -63,26 +66,27 @@ bool ParseScalerOptions(int argc, char** argv, ScalerOptions* out, int* exit_cod
                  "Prometheus /metrics listen address HOST:PORT, or 'off'")
       ->envname("WARMPOOL_METRICS_LISTEN")
       ->capture_default_str();
-  app.add_option("--log-format", log_format, "text | json")
+  app.add_option("--log-format", raw.log_format, "text | json")
       ->envname("WARMPOOL_LOG_FORMAT")
       ->capture_default_str();
-  app.add_option("--log-level", log_level, "trace | debug | info | warn | error")
+  app.add_option("--log-level", raw.log_level, "trace | debug | info | warn | error")
       ->envname("WARMPOOL_LOG_LEVEL")
       ->capture_default_str();
-  app.add_option("--coalesce-ms", coalesce_ms,
+  app.add_option("--coalesce-ms", raw.coalesce_ms,
                  "Share one Redis reading per queue set for this long (ms)")
       ->envname("WARMPOOL_COALESCE_MS")
       ->check(CLI::Range(0, 5000))
       ->capture_default_str();
-  app.add_option("--redis-timeout-ms", timeout_ms, "Redis connect and command timeout (ms)")
+  app.add_option("--redis-timeout-ms", raw.timeout_ms, "Redis connect and command timeout (ms)")
       ->envname("WARMPOOL_REDIS_TIMEOUT_MS")
       ->check(CLI::Range(10, 60000))
       ->capture_default_str();
-  app.add_option("--stream-interval-ms", stream_ms, "StreamIsActive poll period (ms)")
+  app.add_option("--stream-interval-ms", raw.stream_ms, "StreamIsActive poll period (ms)")
       ->envname("WARMPOOL_STREAM_INTERVAL_MS")
       ->check(CLI::Range(10, 1000))
       ->capture_default_str();
-  app.add_option("--stream-resend-s", resend_s, "StreamIsActive re-sends its state this often (s)")
+  app.add_option("--stream-resend-s", raw.resend_s,
+                 "StreamIsActive re-sends its state this often (s)")
       ->envname("WARMPOOL_STREAM_RESEND_S")
       ->check(CLI::Range(1, 3600))
       ->capture_default_str();
@@ -90,34 +94,45 @@ bool ParseScalerOptions(int argc, char** argv, ScalerOptions* out, int* exit_cod
                  "Redis key prefix for the policy state shared by scaler replicas")
       ->envname("WARMPOOL_STATE_PREFIX")
       ->capture_default_str();
+}
+
+}  // namespace
+
+bool ParseScalerOptions(int argc, char** argv, ScalerOptions* out, int* exit_code) {
+  CLI::App app{
+      "warmpool-scaler: a KEDA external scaler that measures the real Celery backlog in Redis\n"
+      "(every queue, kombu priority sub-lists, tasks in flight) and applies a warm-pool policy."};
+  ScalerOptions opts;
+  RawFlags raw;
+  AddFlags(app, opts, raw);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     *exit_code = app.exit(e);
     return false;
   }
-  auto format = ParseLogFormat(log_format);
-  auto level = ParseLogLevel(log_level);
+  auto format = ParseLogFormat(raw.log_format);
+  auto level = ParseLogLevel(raw.log_level);
   if (!format || !level) {
-    std::cerr << "warmpool-scaler: bad --log-format '" << log_format << "' or --log-level '"
-              << log_level << "'\n";
+    std::cerr << "warmpool-scaler: bad --log-format '" << raw.log_format << "' or --log-level '"
+              << raw.log_level << "'\n";
     *exit_code = 2;
     return false;
   }
   opts.log_format = *format;
   opts.log_level = *level;
-  opts.coalesce_window = std::chrono::milliseconds(coalesce_ms);
-  opts.redis_timeout = std::chrono::milliseconds(timeout_ms);
-  opts.stream_interval = std::chrono::milliseconds(stream_ms);
-  opts.stream_resend = std::chrono::seconds(resend_s);
+  opts.coalesce_window = std::chrono::milliseconds(raw.coalesce_ms);
+  opts.redis_timeout = std::chrono::milliseconds(raw.timeout_ms);
+  opts.stream_interval = std::chrono::milliseconds(raw.stream_ms);
+  opts.stream_resend = std::chrono::seconds(raw.resend_s);
   // A flag's value is one connection, never split (a raw comma may be in its password); only
   // the environment variable is a list, as in the flag's help.
-  if (redis_flags.empty()) {
+  if (raw.redis.empty()) {
     const char* env = std::getenv("WARMPOOL_REDIS");
-    if (env != nullptr && *env != '\0') redis_flags = SplitRedisList(env);
+    if (env != nullptr && *env != '\0') raw.redis = SplitRedisList(env);
   }
-  if (redis_flags.empty()) redis_flags.push_back("default=redis://127.0.0.1:6379/0");
-  if (Status s = ParseRedisConnections(redis_flags, opts.redis_timeout, &opts.redis); !s.ok()) {
+  if (raw.redis.empty()) raw.redis.push_back("default=redis://127.0.0.1:6379/0");
+  if (Status s = ParseRedisConnections(raw.redis, opts.redis_timeout, &opts.redis); !s.ok()) {
     std::cerr << "warmpool-scaler: " << s.message() << "\n";
     *exit_code = 2;
     return false;

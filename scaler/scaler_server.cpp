@@ -14,6 +14,7 @@
 #include "common/logging.h"
 #include "common/metrics_server.h"
 #include "redis/errors.h"
+#include "scaler/backlog_reader.h"
 #include "scaler/request_limits.h"
 #include "scaler/scaler_service.h"
 
@@ -41,24 +42,105 @@ bool RedisReady(ConnectionRegistry& registry, std::chrono::milliseconds timeout,
   return failed.empty();
 }
 
-}  // namespace
+// Readiness follows Redis: checked at once and every 2 s on its own thread, logged on change.
+class ReadinessChecker {
+ public:
+  ReadinessChecker(ConnectionRegistry* registry, grpc::HealthCheckServiceInterface* health,
+                   std::chrono::milliseconds timeout)
+      : thread_([this, registry, health, timeout] { Run(registry, health, timeout); }) {}
+  ~ReadinessChecker() { Stop(); }
 
-int RunScalerServer(const ScalerOptions& options) {
-  SetupLogging(options.log_format, options.log_level, "warmpool-scaler");
+  void Stop() {
+    {
+      std::lock_guard lock(mu_);
+      stopping_ = true;
+    }
+    cv_.notify_all();
+    if (thread_.joinable()) thread_.join();
+  }
 
-  // Block the shutdown signals in every thread; the main thread waits for them with sigwait.
+ private:
+  void Run(ConnectionRegistry* registry, grpc::HealthCheckServiceInterface* health,
+           std::chrono::milliseconds timeout) {
+    bool last = false, first = true;
+    std::unique_lock lock(mu_);
+    while (!stopping_) {
+      lock.unlock();
+      std::string error;
+      bool ok = RedisReady(*registry, timeout, &error);
+      health->SetServingStatus(kReadinessService, ok);
+      if (ok != last || first) {
+        LogEvent(ok ? spdlog::level::info : spdlog::level::warn, "readiness",
+                 {{"ready", ok}, {"error", error}});
+      }
+      last = ok;
+      first = false;
+      lock.lock();
+      cv_.wait_for(lock, std::chrono::seconds(2), [&] { return stopping_; });
+    }
+  }
+
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool stopping_ = false;  // guarded by mu_
+  std::thread thread_;     // last: starts once the members above exist
+};
+
+// Blocks the shutdown signals in every thread (threads started later inherit the mask); the main
+// thread waits for them with sigwait.
+sigset_t BlockShutdownSignals() {
   sigset_t signals;
   sigemptyset(&signals);
   sigaddset(&signals, SIGTERM);
   sigaddset(&signals, SIGINT);
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+  return signals;
+}
 
+RedisPoolOptions PoolOptions(const ScalerOptions& options) {
   RedisPoolOptions pool_options;
   pool_options.max_connections = 16;
   pool_options.wait_timeout = options.redis_timeout;
   // A Redis back from a hang is found again within a second, whatever the backoff reached.
   pool_options.max_backoff = std::chrono::milliseconds(1000);
-  ConnectionRegistry registry(options.redis, pool_options);
+  return pool_options;
+}
+
+// The gRPC server on `listen` with `service`, or nullptr when the address cannot be bound.
+std::unique_ptr<grpc::Server> StartGrpcServer(const std::string& listen, grpc::Service* service,
+                                              int* bound_port) {
+  grpc::EnableDefaultHealthCheckService(true);
+  grpc::reflection::InitProtoReflectionServerBuilderPlugin();
+  grpc::ServerBuilder builder;
+  // gRPC sets SO_REUSEPORT by default: a second scaler on a taken port would start and silently
+  // split KEDA's traffic with the first. Off, binding a taken port fails and we exit 1.
+  builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
+  builder.SetMaxReceiveMessageSize(RequestLimits::kMaxReceiveMessageBytes);
+  builder.AddListeningPort(listen, grpc::InsecureServerCredentials(), bound_port);
+  builder.RegisterService(service);
+  std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
+  if (!server || *bound_port == 0) return nullptr;
+  return server;
+}
+
+void LogStarted(const ScalerOptions& options, int bound_port) {
+  nlohmann::json connections = nlohmann::json::object();
+  for (const auto& [name, ep] : options.redis) connections[name] = ep.Redacted();
+  LogEvent(spdlog::level::info, "started",
+           {{"listen", options.listen},
+            {"port", bound_port},
+            {"metrics", options.metrics_listen},
+            {"redis", connections},
+            {"coalesceMs", options.coalesce_window.count()}});
+}
+
+}  // namespace
+
+int RunScalerServer(const ScalerOptions& options) {
+  SetupLogging(options.log_format, options.log_level, "warmpool-scaler");
+  sigset_t signals = BlockShutdownSignals();
+
+  ConnectionRegistry registry(options.redis, PoolOptions(options));
   auto prom = std::make_shared<prometheus::Registry>();
   ScalerMetrics metrics(prom);
   // Before the core: the core's reader threads wake the hub until the core is gone.
@@ -67,7 +149,8 @@ int RunScalerServer(const ScalerOptions& options) {
   core_options.coalesce_window = options.coalesce_window;
   core_options.state_prefix = options.state_prefix;
   core_options.redis_timeout = options.redis_timeout;
-  ScalerCore core(&registry, &metrics, core_options);
+  RedisBacklogSource source;
+  ScalerCore core(&registry, &source, &metrics, core_options);
   core.SetReadListener([&hub] { hub.Wake(); });
   ScalerService service(&core, &metrics, &hub, options.stream_resend);
 
@@ -79,18 +162,9 @@ int RunScalerServer(const ScalerOptions& options) {
     return 1;
   }
 
-  grpc::EnableDefaultHealthCheckService(true);
-  grpc::reflection::InitProtoReflectionServerBuilderPlugin();
-  grpc::ServerBuilder builder;
-  // gRPC sets SO_REUSEPORT by default: a second scaler on a taken port would start and silently
-  // split KEDA's traffic with the first. Off, binding a taken port fails and we exit 1.
-  builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
-  builder.SetMaxReceiveMessageSize(RequestLimits::kMaxReceiveMessageBytes);
   int bound_port = 0;
-  builder.AddListeningPort(options.listen, grpc::InsecureServerCredentials(), &bound_port);
-  builder.RegisterService(&service);
-  std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
-  if (!server || bound_port == 0) {
+  std::unique_ptr<grpc::Server> server = StartGrpcServer(options.listen, &service, &bound_port);
+  if (!server) {
     LogEvent(spdlog::level::critical, "startup_failed",
              {{"error", "cannot listen on " + options.listen +
                             " (address in use by another process, or not a local address)"}});
@@ -98,48 +172,13 @@ int RunScalerServer(const ScalerOptions& options) {
   }
   auto* health = server->GetHealthCheckService();
   health->SetServingStatus(kLivenessService, true);
-
-  nlohmann::json connections = nlohmann::json::object();
-  for (const auto& [name, ep] : options.redis) connections[name] = ep.Redacted();
-  LogEvent(spdlog::level::info, "started",
-           {{"listen", options.listen},
-            {"port", bound_port},
-            {"metrics", options.metrics_listen},
-            {"redis", connections},
-            {"coalesceMs", options.coalesce_window.count()}});
-
-  // Readiness follows Redis: checked at once and every 2 s.
-  std::mutex ready_mu;
-  std::condition_variable ready_cv;
-  bool stopping = false;
-  std::thread readiness([&] {
-    bool last = false, first = true;
-    std::unique_lock lock(ready_mu);
-    while (!stopping) {
-      lock.unlock();
-      std::string error;
-      bool ok = RedisReady(registry, options.redis_timeout, &error);
-      health->SetServingStatus(kReadinessService, ok);
-      if (ok != last || first) {
-        LogEvent(ok ? spdlog::level::info : spdlog::level::warn, "readiness",
-                 {{"ready", ok}, {"error", error}});
-      }
-      last = ok;
-      first = false;
-      lock.lock();
-      ready_cv.wait_for(lock, std::chrono::seconds(2), [&] { return stopping; });
-    }
-  });
+  LogStarted(options, bound_port);
+  ReadinessChecker readiness(&registry, health, options.redis_timeout);
 
   int sig = 0;
   sigwait(&signals, &sig);
   LogEvent(spdlog::level::info, "stopping", {{"signal", sig == SIGTERM ? "SIGTERM" : "SIGINT"}});
-  {
-    std::lock_guard lock(ready_mu);
-    stopping = true;
-  }
-  ready_cv.notify_all();
-  readiness.join();
+  readiness.Stop();
   health->Shutdown();  // probes see NOT_SERVING while we drain
   server->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(5));
   server->Wait();

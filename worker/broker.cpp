@@ -7,6 +7,7 @@
 #include "celery/message.h"
 #include "celery/result.h"
 #include "celery/kombu_keys.h"
+#include "celery/unacked.h"
 #include "common/logging.h"
 #include "redis/errors.h"
 

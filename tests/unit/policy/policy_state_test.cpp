@@ -88,7 +88,7 @@ TEST_CASE("A state saved before taskCount existed keeps its settled EWMA", "[sta
   REQUIRE(text.find(key) != std::string::npos);
   text.erase(text.find(key), key.size());
   PolicyState decoded;
-  REQUIRE(DecodeState(text, &decoded));
+  REQUIRE(DecodeState(text, &decoded).ok());
   CHECK(decoded.task_count == 33);
 }
 
@@ -183,10 +183,10 @@ TEST_CASE("EncodeState/DecodeState round-trip every field", "[state]") {
   s.cold_start_seconds = 321.5;
   REQUIRE(s.waiting_since);
   PolicyState back;
-  REQUIRE(DecodeState(EncodeState(s), &back));
+  REQUIRE(DecodeState(EncodeState(s), &back).ok());
   CHECK(back == s);
   PolicyState empty;
-  REQUIRE(DecodeState(EncodeState(PolicyState{}), &empty));
+  REQUIRE(DecodeState(EncodeState(PolicyState{}), &empty).ok());
   CHECK(empty == PolicyState{});
 }
 
@@ -206,10 +206,31 @@ TEST_CASE("DecodeState rejects foreign or malformed text and leaves the output a
     DYNAMIC_SECTION(text) {
       PolicyState out;
       out.period_peak = 42;
-      CHECK_FALSE(DecodeState(text, &out));
+      Status s = DecodeState(text, &out);
+      CHECK(s.code() == Status::Code::kInvalidArgument);
+      CHECK_THAT(s.message(), Catch::StartsWith("policy state "));
       CHECK(out.period_peak == 42);
     }
   }
+}
+
+TEST_CASE("DecodeState says what is wrong with a stored state", "[state]") {
+  PolicyState out;
+  CHECK(DecodeState("not json", &out).message() == "policy state is not valid JSON");
+  CHECK_THAT(DecodeState(R"({"v":2})", &out).message(), Catch::Contains("version 1"));
+  CHECK_THAT(DecodeState(R"({"v":1,"busy":false,"gaps":[[999,1]],"taskSeconds":0,"burstWork":0,)"
+                         R"("periodPeak":0})",
+                         &out)
+                 .message(),
+             Catch::Contains("\"gaps\" must be a list of [bin, count] pairs"));
+  CHECK_THAT(DecodeState(R"({"v":1,"gaps":[],"taskSeconds":0,"burstWork":0,"periodPeak":0})", &out)
+                 .message(),
+             Catch::Contains("missing or mistyped field") && Catch::Contains("busy"));
+  CHECK_THAT(DecodeState(R"({"v":1,"busy":false,"gaps":[],"taskSeconds":-1,"burstWork":0,)"
+                         R"("periodPeak":0})",
+                         &out)
+                 .message(),
+             Catch::Contains("negative"));
 }
 
 // Two scaler replicas behind KEDA's round-robin share one encoded state (as in Redis, written with
@@ -230,14 +251,14 @@ TEST_CASE("Two scaler replicas sharing encoded state decide like one", "[state]"
     // Replica (i % 2) serves this call; the other one re-applies the same observation later.
     for (int replica = 0; replica < 2; ++replica) {
       PolicyState mine;
-      REQUIRE(DecodeState(shared, &mine));
+      REQUIRE(DecodeState(shared, &mine).ok());
       mine = Observe(mine, spec, trace[i], now);
       shared = EncodeState(mine);
       CHECK(Decide(spec, trace[i], mine, now) == want);
     }
   }
   PolicyState final_shared;
-  REQUIRE(DecodeState(shared, &final_shared));
+  REQUIRE(DecodeState(shared, &final_shared).ok());
   CHECK(final_shared == single);
   CHECK(GapSamples(single.gaps) == 11);
 }

@@ -176,9 +176,8 @@ TEST_CASE("A burst running on its pre-warmed pool adds only nodes with a cold st
 
 TEST_CASE("warmWindows give a floor inside the window only", "[policy][windows]") {
   ScalerMetadata spec;
-  std::string error;
   // kNow is Friday 08:00 UTC.
-  REQUIRE(ParseWarmWindows("Mon-Fri 07:00-19:00 UTC=2", &spec.warm_windows, &error));
+  REQUIRE(ParseWarmWindows("Mon-Fri 07:00-19:00 UTC=2", &spec.warm_windows).ok());
   Decision in = Decide(spec, Obs(0), {}, kNow);
   CHECK(in.active);
   CHECK(in.desired_replicas == 2);

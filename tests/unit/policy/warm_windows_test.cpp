@@ -39,8 +39,7 @@ TEST_CASE("warmWindows parses the documented forms", "[windows]") {
   for (const auto& c : cases) {
     DYNAMIC_SECTION(c.name) {
       std::vector<WarmWindow> out;
-      std::string error;
-      REQUIRE(ParseWarmWindows(c.text, &out, &error));
+      REQUIRE(ParseWarmWindows(c.text, &out).ok());
       CHECK(out == c.want);
     }
   }
@@ -63,12 +62,21 @@ TEST_CASE("warmWindows rejects malformed entries and names them", "[windows]") {
   for (const char* text : bad) {
     DYNAMIC_SECTION(text) {
       std::vector<WarmWindow> out = {{1, 0, 1, 9}};
-      std::string error;
-      CHECK_FALSE(ParseWarmWindows(text, &out, &error));
-      CHECK_FALSE(error.empty());
+      Status s = ParseWarmWindows(text, &out);
+      CHECK(s.code() == Status::Code::kInvalidArgument);
+      CHECK_FALSE(s.message().empty());
       CHECK(out.size() == 1);  // untouched
     }
   }
+}
+
+TEST_CASE("warmWindows errors quote the entry and say what to write", "[windows]") {
+  std::vector<WarmWindow> out;
+  CHECK(ParseWarmWindows("Mon 10:00-11:00=1; Mon-Fri 07:00-19:00 CET=2", &out).message() ==
+        R"(entry "Mon-Fri 07:00-19:00 CET=2": time zone must be UTC (got "CET"))");
+  CHECK(ParseWarmWindows("Mon 11:00-10:00=1", &out).message() ==
+        R"(entry "Mon 11:00-10:00=1": start must be before end (split overnight windows in two))");
+  CHECK(out.empty());
 }
 
 struct FloorCase {
@@ -79,9 +87,9 @@ struct FloorCase {
 
 TEST_CASE("The warm floor applies inside windows only, in UTC", "[windows]") {
   std::vector<WarmWindow> windows;
-  std::string error;
   REQUIRE(ParseWarmWindows("Mon-Fri 07:00-19:00 UTC=2; Sat 10:00-14:00 UTC=1; Mon 08:00-09:00=5",
-                           &windows, &error));
+                           &windows)
+              .ok());
   // clang-format off
   const FloorCase cases[] = {
       {"Mon before start",   At(0, 6, 59),  0},

@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 #include <prometheus/text_serializer.h>
 
+#include "scaler/backlog_reader.h"
 #include "scaler/object_states.h"
 #include "scaler/queue_series.h"
 #include "scaler/scaler_core.h"
@@ -27,8 +28,9 @@ size_t MetricLines(ScalerMetrics& metrics, const std::string& needle) {
 }
 
 struct Core {
-  explicit Core(ScalerCore::Options options = {}) : core(&registry, &metrics, options) {}
+  explicit Core(ScalerCore::Options options = {}) : core(&registry, &source, &metrics, options) {}
   ConnectionRegistry registry{{{"default", RedisEndpoint{}}}, RedisPoolOptions{}};
+  RedisBacklogSource source;
   ScalerMetrics metrics{std::make_shared<prometheus::Registry>()};
   ScalerCore core;
 };

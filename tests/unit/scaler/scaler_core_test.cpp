@@ -2,13 +2,16 @@
 
 #include <catch2/catch.hpp>
 
+#include "scaler/backlog_reader.h"
+
 namespace warmpool::scaler {
 namespace {
 
 struct Core {
   ConnectionRegistry registry{{{"default", RedisEndpoint{}}}, RedisPoolOptions{}};
   ScalerMetrics metrics{std::make_shared<prometheus::Registry>()};
-  ScalerCore core{&registry, &metrics, ScalerCore::Options{}};
+  RedisBacklogSource source;
+  ScalerCore core{&registry, &source, &metrics, ScalerCore::Options{}};
 };
 
 TEST_CASE("Plans are cached per metadata content, whatever the order", "[scaler_core]") {
