@@ -12,7 +12,7 @@ namespace {
 
 using nlohmann::json;
 
-// Captured from Celery 5.2.6 `send_task('tasks.add', (2, 3), {'z': 1})` (celery-redis.md §1.2).
+// Captured from Celery 5.2.6 `send_task('tasks.add', (2, 3), {'z': 1})` through kombu 5.2.4.
 constexpr const char* kRealV2 =
     R"json({"body": "W1syLCAzXSwgeyJ6IjogMX0sIHsiY2FsbGJhY2tzIjogbnVsbCwgImVycmJhY2tzIjogbnVsbCwgImNoYWluIjogbnVsbCwgImNob3JkIjogbnVsbH1d",
  "content-encoding": "utf-8", "content-type": "application/json",

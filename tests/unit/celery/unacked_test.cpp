@@ -9,8 +9,8 @@ namespace {
 
 constexpr double k2000Utc = 1795982400;  // 2026-11-29T20:00:00Z
 
-// A real envelope as kombu 5.2.4 writes it into the unacked hash (celery-redis.md §1.5), its eta
-// set by countdown.
+// A real envelope as kombu 5.2.4 writes it into the unacked hash (kombu/transport/redis.py,
+// QoS.append), its eta set by countdown.
 std::string Envelope(const std::string& routing_key, const std::string& eta_json,
                      const std::string& priority = "0") {
   std::string e =
