@@ -200,8 +200,12 @@ void Broker::FinishManyThenFetch(const std::vector<FinishOp>& ops, int backend_d
   throw RedisReplyError("redis " + conn->endpoint().Redacted() + ": EVALSHA: " + error);
 }
 
+std::string KombuListKey(const std::string& prefix, const std::string& queue, int priority) {
+  return kombu::PriorityListKey(prefix, queue, kombu::PriorityStep(priority, {0, 3, 6, 9}));
+}
+
 std::string Broker::ListKey(const std::string& queue, int priority) const {
-  return kombu::PriorityListKey(prefix_, queue, kombu::PriorityStep(priority, {0, 3, 6, 9}));
+  return KombuListKey(prefix_, queue, priority);
 }
 
 std::string Broker::TargetList(RedisConnection& conn, const std::string& exchange,
