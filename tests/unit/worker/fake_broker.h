@@ -2,8 +2,11 @@
 
 // In-memory BrokerApi and ResultStoreApi for tests of the worker's parts without Redis: they
 // record every call and can be told to fail the next calls with a RedisIoError.
+#include <functional>
 #include <mutex>
+#include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "redis/errors.h"
