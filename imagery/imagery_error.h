@@ -5,8 +5,9 @@
 
 namespace warmpool::imagery {
 
-// The one exception type of the imagery library. `kind()` says what the caller can do about it;
-// `exc_type()` is the Python exception class name a Celery client sees in a FAILURE result.
+// The one exception type of the imagery library. `kind()` says what the caller can do about it
+// (the worker maps it to the Python exception a Celery client sees: worker/tasks/
+// imagery_exceptions.h).
 class ImageryError : public std::runtime_error {
  public:
   enum class Kind {
@@ -24,22 +25,6 @@ class ImageryError : public std::runtime_error {
   ~ImageryError() override = default;
 
   Kind kind() const { return kind_; }
-
-  // "ValueError", "FileNotFoundError", "PermissionError", "OSError" or "RuntimeError".
-  virtual const char* exc_type() const {
-    switch (kind_) {
-      case Kind::kNotFound:
-        return "FileNotFoundError";
-      case Kind::kPermission:
-        return "PermissionError";
-      case Kind::kIo:
-        return "OSError";
-      case Kind::kDevice:
-        return "RuntimeError";
-      default:
-        return "ValueError";
-    }
-  }
 
  private:
   Kind kind_;

@@ -8,26 +8,12 @@
 #include <utility>
 #include <vector>
 
-#include "redis/pool.h"
-#include "worker/canvas.h"
 #include "redis/lua_script.h"
+#include "redis/pool.h"
+#include "worker/broker_api.h"
+#include "worker/canvas.h"
 
 namespace warmpool::worker {
-
-// One message taken from a queue list. The take is atomic with its bookkeeping (see Fetch), so
-// the message is never only in this process's memory.
-struct Fetched {
-  enum class Kind {
-    kMessage,       // recorded in unacked/unacked_index/our in-flight set; we must ack or restore
-    kDeadLettered,  // not JSON or without a delivery tag: already moved to the dead-letter list
-  };
-  Kind kind = Kind::kMessage;
-  std::string list_key;  // the list it came from (prefixed)
-  std::string queue;     // queue name (no prefix, no priority suffix)
-  std::string envelope;  // raw JSON as published
-  std::string tag;       // delivery tag (kMessage)
-  std::string reason;    // why it was dead-lettered (kDeadLettered)
-};
 
 // The kombu Redis transport as a worker needs it, over a pool of connections to the broker:
 // take with bookkeeping, ack, restore (re-queue), visibility sweep, events. Keys carry the
@@ -39,7 +25,7 @@ struct Fetched {
 //   <p>warmpool.inflight.<hostname>  SET of tags this worker took (for restart recovery);
 //                         expires when our scores turn stale (last take/refresh + ttl)
 //   <p><deadletter_key>   LIST  JSON {reason, queue, worker, time, message}
-class Broker {
+class Broker : public BrokerApi {
  public:
   // `inflight_ttl` is the visibility timeout: once a dead worker's scores are that old, a sweep
   // may restore its messages and another worker take them, so its in-flight set must be gone
@@ -57,46 +43,21 @@ class Broker {
   // tag is already in unacked (a hand-made duplicate) are LPUSHed to the
   // dead-letter list in the same script.
   std::vector<Fetched> Fetch(const std::vector<std::string>& list_keys,
-                             const std::vector<std::string>& queues, int max, double now);
+                             const std::vector<std::string>& queues, int max, double now) override;
 
   // Acks: ZREM unacked_index, HDEL unacked, SREM in-flight, atomically. When `push_key` (a full,
   // prefixed key: ListKey() or deadletter_key()) is not empty, LPUSHes `push_value` to it in the
   // same script (dead-letter), so the message is never in neither place.
   void Ack(const std::string& tag, const std::string& push_key = {},
-           const std::string& push_value = {});
+           const std::string& push_value = {}) override;
 
-  // A message to LPUSH in the script that acks (retry republish, chain step, link callbacks,
-  // errbacks).
-  struct Push {
-    std::string key;  // full, prefixed key: ListKey() or deadletter_key()
-    std::string value;
-  };
-  // Many acks in one round trip. The pushes of an op are done (in order) only when its tag was
-  // still unacked (or when `force_push`), so repeating an ack after a lost reply never pushes
-  // twice.
-  struct AckOp {
-    std::string tag;
-    std::vector<Push> pushes;
-    bool force_push = false;  // push even if the tag was already acked (early-ack)
-  };
-  void AckMany(const std::vector<AckOp>& ops);
+  // Many acks in one round trip (see AckOp).
+  void AckMany(const std::vector<AckOp>& ops) override;
 
-  // What one finished task writes when the result backend is this same Redis server.
-  struct FinishOp {
-    AckOp ack;
-    std::string result_key;  // celery-task-meta-<id>
-    std::string result;      // result JSON, or empty for none (ignore_result, skip)
-    // Further results stored with the same rule (chain steps failed with this task):
-    // (key, JSON) pairs.
-    std::vector<std::pair<std::string, std::string>> extra_results;
-    // The chord step (Redis backend protocol of Celery 5.2.6), done with the pushes: only when
-    // the tag was still unacked or `force_push`.
-    std::optional<ChordPart> chord;
-  };
   // Stores each result (GET; unless SUCCESS is stored, SETEX + PUBLISH, in `backend_db`), acks,
   // pushes and runs the chord step in ONE script per task, all in one round trip. A repeated
   // call (after a lost reply) neither pushes nor counts a chord part again.
-  void FinishMany(const std::vector<FinishOp>& ops, int backend_db, long expires);
+  void FinishMany(const std::vector<FinishOp>& ops, int backend_db, long expires) override;
 
   // FinishMany and then Fetch in the same pipeline (one round trip for "finish this task, take
   // the next"). `fetched` is filled from the fetch reply even when a finish reply was an error,
@@ -104,41 +65,40 @@ class Broker {
   void FinishManyThenFetch(const std::vector<FinishOp>& ops, int backend_db, long expires,
                            const std::vector<std::string>& list_keys,
                            const std::vector<std::string>& queues, int max, double now,
-                           std::vector<Fetched>* fetched);
+                           std::vector<Fetched>* fetched) override;
 
-  enum class RestoreResult { kRestored, kGone };
   // Re-queues the unacked message `tag` as kombu's restore_by_tag: RPUSH (next to be consumed)
   // to its queue's priority list with redelivered=true, and removes it from unacked,
   // unacked_index and our in-flight set, in one script that first checks the stored value is
   // still there (kGone when someone else restored or acked it; then only SREM).
-  RestoreResult Restore(const std::string& tag);
+  RestoreResult Restore(const std::string& tag) override;
 
   // ZADD XX unacked_index now for `tags` we still hold, so no visibility sweep (ours or
   // Python's) restores a task we are running or holding for its ETA.
-  void RefreshScores(const std::vector<std::string>& tags, double now);
+  void RefreshScores(const std::vector<std::string>& tags, double now) override;
 
   // kombu's restore_visible: under unacked_mutex (SET NX PX 300000; skipped when held), restores
   // every tag whose unacked_index score is older than now - visibility_timeout and for which
   // `held(tag)` is false. Returns the number restored.
   int SweepStale(double now, double visibility_timeout,
-                 const std::function<bool(const std::string&)>& held);
+                 const std::function<bool(const std::string&)>& held) override;
 
   // Restores every tag in our in-flight set not `held` (left by a previous incarnation with the
   // same hostname, or taken by a script whose reply was lost). Returns the number restored.
-  int RecoverOwn(const std::function<bool(const std::string&)>& held);
+  int RecoverOwn(const std::function<bool(const std::string&)>& held) override;
 
   // PUBLISH on the broker (events).
-  void Publish(const std::string& channel, const std::string& payload);
+  void Publish(const std::string& channel, const std::string& payload) override;
 
   // The list a queue's message of `priority` goes to (prefixed).
   std::string ListKey(const std::string& queue, int priority) const;
 
   // SADD _kombu.binding.<q> "<q>\x06\x16\x06\x16<q>" for each queue (as a Python consumer does,
   // so clients publishing through the named direct exchange reach it).
-  void DeclareQueues(const std::vector<std::string>& queues);
+  void DeclareQueues(const std::vector<std::string>& queues) override;
 
   bool Ping();
-  const std::string& deadletter_key() const { return deadletter_key_; }
+  const std::string& deadletter_key() const override { return deadletter_key_; }
   const std::string& inflight_key() const { return inflight_key_; }
   const RedisEndpoint& endpoint() const { return pool_.endpoint(); }
 

@@ -5,8 +5,8 @@
 #include <ctime>
 #include <unistd.h>
 
-#include "celery/message.h"
 #include "celery/kombu_keys.h"
+#include "celery/message.h"
 #include "common/logging.h"
 #include "redis/errors.h"
 #include "worker/uuid.h"
@@ -24,8 +24,8 @@ int UtcOffsetHours() {
 
 }  // namespace
 
-EventDispatcher::EventDispatcher(Broker& broker, std::string prefix, int db, std::string hostname,
-                                 bool worker_events, bool task_events)
+EventDispatcher::EventDispatcher(BrokerApi& broker, std::string prefix, int db,
+                                 std::string hostname, bool worker_events, bool task_events)
     : broker_(broker),
       prefix_(std::move(prefix)),
       db_(db),

@@ -5,7 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "worker/broker.h"
+#include "worker/broker_api.h"
 
 namespace warmpool::worker {
 
@@ -16,7 +16,7 @@ namespace warmpool::worker {
 // best effort: a Redis error is logged at debug level and dropped, never thrown. Thread-safe.
 class EventDispatcher {
  public:
-  EventDispatcher(Broker& broker, std::string prefix, int db, std::string hostname,
+  EventDispatcher(BrokerApi& broker, std::string prefix, int db, std::string hostname,
                   bool worker_events, bool task_events);
 
   // worker-online / worker-heartbeat / worker-offline with freq, active, processed, loadavg and
@@ -32,7 +32,7 @@ class EventDispatcher {
  private:
   void Send(const std::string& type, nlohmann::json fields);
 
-  Broker& broker_;
+  BrokerApi& broker_;
   const std::string prefix_;
   const int db_;
   const std::string hostname_;

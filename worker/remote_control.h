@@ -12,7 +12,7 @@
 
 namespace warmpool::worker {
 
-// Answers Celery's remote-control broadcasts (kombu pidbox, celery-redis.md §5.4) so that
+// Answers Celery's remote-control broadcasts (kombu/pidbox.py, celery/worker/control.py) so that
 // `celery inspect ping`, `celery control enable_events` and Flower see this worker:
 //   ping -> {"ok": "pong"}; enable_events / disable_events -> toggles task events;
 //   heartbeat -> sends a worker-heartbeat at once; revoke {task_id} -> flags ids as revoked

@@ -2,26 +2,9 @@
 
 #include <hiredis/hiredis.h>
 
+#include "worker/lua/scripts.h"
+
 namespace warmpool::worker {
-namespace {
-
-// KEYS: result key   ARGV: json, expires (0 = no expiry)
-constexpr const char* kStoreLua = R"lua(
-local cur = redis.call('GET', KEYS[1])
-if cur then
-  local ok, meta = pcall(cjson.decode, cur)
-  if ok and type(meta) == 'table' and meta.status == 'SUCCESS' then return 0 end
-end
-if tonumber(ARGV[2]) > 0 then
-  redis.call('SETEX', KEYS[1], ARGV[2], ARGV[1])
-else
-  redis.call('SET', KEYS[1], ARGV[1])
-end
-redis.call('PUBLISH', KEYS[1], ARGV[1])
-return 1
-)lua";
-
-}  // namespace
 
 ResultStore::ResultStore(RedisEndpoint endpoint, std::chrono::seconds expires,
                          size_t max_connections)
@@ -30,7 +13,7 @@ ResultStore::ResultStore(RedisEndpoint endpoint, std::chrono::seconds expires,
                                                   .min_backoff = std::chrono::milliseconds(100),
                                                   .max_backoff = std::chrono::seconds(2)}),
       expires_(expires),
-      store_script_(kStoreLua) {}
+      store_script_(lua::kLuaStoreResult) {}
 
 bool ResultStore::Store(const celery::ResultMeta& meta) {
   auto conn = pool_.Acquire();

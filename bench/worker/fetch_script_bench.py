@@ -1,12 +1,13 @@
 #!/usr/bin/python3
-"""Redis CPU per message of warmpool-worker's take script (kFetchLua in worker/broker.cpp).
+"""Redis CPU per message of warmpool-worker's take script (worker/lua/fetch.lua).
 
-Usage: /usr/bin/python3 bench/worker/fetch_script_bench.py [--source worker/broker.cpp ...]
+Usage: /usr/bin/python3 bench/worker/fetch_script_bench.py [--source worker/lua/fetch.lua ...]
          [--n 5000] [--batch 1 16] [--rounds 3] [--headers '{"meta": {"k": "v"}}']
 
 Method: a private redis-server on a free loopback port; N protocol-2 messages sent by Python
-Celery 5.2.6 (send_task, one producer); the script is taken from --source (so an older
-broker.cpp, e.g. `git show REV:worker/broker.cpp > old.cpp`, can be measured the same way) and
+Celery 5.2.6 (send_task, one producer); the script is taken from --source: a .lua file, or a
+C++ file holding it as kFetchLua (older trees: `git show REV:worker/broker.cpp > old.cpp`), so
+both can be measured the same way; it is
 run with EVALSHA until the queue is empty, `batch` messages a call. Redis CPU per message is
 EVALSHA's usec from INFO commandstats divided by N (the commands the script calls are
 included in it). With several --source files the rounds alternate between them (the machine's
@@ -39,6 +40,8 @@ def free_port():
 
 def fetch_lua(source):
     text = open(source).read()
+    if source.endswith(".lua"):
+        return text
     m = re.search(r'kFetchLua = R"lua\((.*?)\)lua"', text, re.S)
     if not m:
         raise SystemExit("no kFetchLua in " + source)
@@ -70,7 +73,7 @@ def one_round(r, url, lua, n, batch, headers):
 def main():
     p = argparse.ArgumentParser(description=__doc__)
     p.add_argument("--source", nargs="+",
-                   default=[os.path.join(HERE, "..", "..", "worker", "broker.cpp")])
+                   default=[os.path.join(HERE, "..", "..", "worker", "lua", "fetch.lua")])
     p.add_argument("--n", type=int, default=5000)
     p.add_argument("--batch", type=int, nargs="+", default=[1, 16])
     p.add_argument("--rounds", type=int, default=3)

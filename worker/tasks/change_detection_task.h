@@ -9,8 +9,9 @@
 //
 // Arguments come positional (`args`, a JSON array) or by keyword (`kwargs`, a JSON object), as in
 // a Celery protocol-2 message body. The worker maps exceptions to a FAILURE result:
-//   ImageryError (and TaskArgumentError, a subclass) -> exc_type = e.exc_type(), exc_message =
-//   e.what(); anything else is an internal error.
+//   ImageryError (and TaskArgumentError, a subclass) -> exc_type = PythonExceptionFor(e)
+//   (worker/tasks/imagery_exceptions.h), exc_message = e.what(); anything else is an internal
+//   error.
 
 #include <string>
 #include <vector>
@@ -58,9 +59,7 @@ class TaskArgumentError : public ImageryError {
   enum class Type { kTypeError, kValueError };
   TaskArgumentError(Type type, const std::string& message)
       : ImageryError(Kind::kInvalidArgument, message), type_(type) {}
-  const char* exc_type() const override {
-    return type_ == Type::kTypeError ? "TypeError" : "ValueError";
-  }
+  Type type() const { return type_; }
 
  private:
   Type type_;

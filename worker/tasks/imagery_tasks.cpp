@@ -2,6 +2,8 @@
 
 #include <stdexcept>
 
+#include "worker/tasks/imagery_exceptions.h"
+
 namespace warmpool::worker {
 
 void RegisterImageryTasks(TaskRegistry& registry, const imagery::ImageryConfig& config) {
@@ -16,7 +18,7 @@ void RegisterImageryTasks(TaskRegistry& registry, const imagery::ImageryConfig& 
         try {
           return imagery::RunChangeDetectionTask(args, kwargs, config);
         } catch (const imagery::ImageryError& e) {
-          throw TaskError(e.exc_type(), "builtins", e.what());
+          throw TaskError(PythonExceptionFor(e), "builtins", e.what());
         }
       });
   if (config.time_limit_s > 0) {

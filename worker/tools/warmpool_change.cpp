@@ -8,6 +8,7 @@
 
 #include "common/logging.h"
 #include "worker/tasks/change_detection_task.h"
+#include "worker/tasks/imagery_exceptions.h"
 
 int main(int argc, char** argv) {
   warmpool::imagery::ImageryConfig cfg;
@@ -36,7 +37,7 @@ int main(int argc, char** argv) {
     }
     std::cout << result.dump(2) << std::endl;
   } catch (const warmpool::imagery::ImageryError& e) {
-    std::cerr << e.exc_type() << ": " << e.what() << std::endl;
+    std::cerr << warmpool::worker::PythonExceptionFor(e) << ": " << e.what() << std::endl;
     return 1;
   } catch (const nlohmann::json::exception& e) {
     std::cerr << "kwargs must be a JSON object: " << e.what() << std::endl;

@@ -7,9 +7,10 @@
 #include <gdal.h>
 #include <ogr_srs_api.h>
 
-#include "tests/support/temp_dir.h"
 #include "imagery/cuda/gpu_backend.h"
 #include "imagery/testing/synthetic_pair.h"
+#include "tests/support/temp_dir.h"
+#include "worker/tasks/imagery_exceptions.h"
 
 namespace warmpool::imagery {
 namespace {
@@ -42,7 +43,7 @@ std::string ExcType(const Json& args, const Json& kwargs, const ImageryConfig& c
     RunChangeDetectionTask(args, kwargs, config);
   } catch (const ImageryError& e) {
     INFO(e.what());
-    return e.exc_type();
+    return warmpool::worker::PythonExceptionFor(e);
   }
   return "";
 }
@@ -200,7 +201,7 @@ TEST_CASE("Bad inputs fail with the right exception type", "[imagery][task]") {
       FAIL("no exception");
     } catch (const ImageryError& e) {
       CHECK(e.kind() == ImageryError::Kind::kMismatch);
-      CHECK(std::string(e.exc_type()) == "ValueError");
+      CHECK(std::string(warmpool::worker::PythonExceptionFor(e)) == "ValueError");
       CHECK(std::string(e.what()).find("128x96") != std::string::npos);
     }
   }

@@ -20,9 +20,10 @@
 #include <gdal.h>
 #include <gdal_utils.h>
 
+#include "imagery/testing/synthetic_pair.h"
 #include "tests/support/temp_dir.h"
 #include "worker/tasks/change_detection_task.h"
-#include "imagery/testing/synthetic_pair.h"
+#include "worker/tasks/imagery_exceptions.h"
 
 namespace warmpool::imagery {
 namespace {
@@ -71,7 +72,7 @@ struct HostileRoot {
     try {
       RunChangeDetectionTask(Json::array(), kwargs, config);
     } catch (const ImageryError& e) {
-      return {e.exc_type(), e.what()};
+      return {warmpool::worker::PythonExceptionFor(e), e.what()};
     }
     return {"", ""};
   }
