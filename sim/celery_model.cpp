@@ -1,0 +1,77 @@
+#include "sim/celery_model.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace warmpool::sim {
+
+CeleryModel::CeleryModel(const Workload& workload, int64_t slots_per_pod, RunTally& tally)
+    : slots_per_pod_(slots_per_pod), tally_(tally) {
+  tasks_.reserve(workload.tasks.size());
+  for (const auto& t : workload.tasks) {
+    SimTask s;
+    s.arrival = static_cast<int64_t>(std::floor(t.arrival_s));
+    s.due = std::max(s.arrival, static_cast<int64_t>(std::ceil(t.eta_s)));
+    s.first_due = s.due;
+    s.duration = std::max<int64_t>(1, std::llround(t.duration_s));
+    tasks_.push_back(s);
+  }
+  task_started_.assign(tasks_.size(), false);
+}
+
+void CeleryModel::Arrive(int64_t t) {
+  while (next_arrival_ < tasks_.size() && tasks_[next_arrival_].arrival <= t) {
+    const int id = static_cast<int>(next_arrival_++);
+    if (tasks_[id].due > t) {
+      scheduled_.push({tasks_[id].due, id});
+    } else {
+      queue_.push_back(id);
+    }
+  }
+  while (!scheduled_.empty() && scheduled_.top().first <= t) {
+    queue_.push_back(scheduled_.top().second);
+    scheduled_.pop();
+  }
+}
+
+void CeleryModel::Fetch(int64_t t, ClusterModel& cluster) {
+  std::vector<Pod>& pods = cluster.pods();
+  for (int id : cluster.live_pods()) {
+    if (queue_.empty()) return;  // most seconds: nothing to fetch, no pod to visit
+    Pod& p = pods[id];
+    if (!p.ready || p.terminating) continue;
+    while (static_cast<int64_t>(p.tasks.size()) < slots_per_pod_ && !queue_.empty()) {
+      const int task_id = queue_.front();
+      queue_.pop_front();
+      SimTask& task = tasks_[task_id];
+      task.start = t;
+      task.end = t + task.duration;
+      if (!task_started_[task_id]) {
+        task_started_[task_id] = true;
+        tally_.waits.push_back(static_cast<double>(t - task.first_due));
+      }
+      p.tasks.push_back(task_id);
+    }
+  }
+}
+
+void CeleryModel::FinishAt(int64_t horizon, const ClusterModel& cluster) {
+  for (int id : cluster.live_pods()) {
+    for (int task_id : cluster.pods()[id].tasks) {
+      tally_.busy_gpu_s += static_cast<double>(horizon - tasks_[task_id].start) / slots_per_pod_;
+    }
+  }
+  for (size_t i = 0; i < tasks_.size(); ++i) {
+    if (!task_started_[i] && tasks_[i].first_due < horizon) {
+      ++tally_.unfinished;
+      tally_.waits.push_back(static_cast<double>(horizon - tasks_[i].first_due));
+    }
+  }
+}
+
+std::optional<int64_t> CeleryModel::earliest_eta() const {
+  if (scheduled_.empty()) return std::nullopt;
+  return scheduled_.top().first;
+}
+
+}  // namespace warmpool::sim

@@ -1,0 +1,135 @@
+#include "sim/policy_spec.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <utility>
+
+namespace warmpool::sim {
+
+int64_t PeakConcurrency(const Workload& w) {
+  std::vector<std::pair<double, int>> events;
+  events.reserve(w.tasks.size() * 2);
+  for (const auto& t : w.tasks) {
+    const double due = std::max(t.arrival_s, t.eta_s);
+    events.emplace_back(due, 1);
+    events.emplace_back(due + t.duration_s, -1);
+  }
+  std::sort(events.begin(), events.end());
+  int64_t cur = 0, peak = 0;
+  for (const auto& e : events) peak = std::max(peak, cur += e.second);
+  return peak;
+}
+
+namespace {
+
+// warmpool as its manifests recommend: external-push, pollingInterval 10, cooldownPeriod 30 (the
+// policy's keep-alive owns N -> 0), HPA behavior left at the Kubernetes defaults (the 300 s
+// scale-down window damps 1..N churn), terminationGracePeriodSeconds above the longest task.
+PolicySpec WarmpoolAsRecommended(const std::map<std::string, std::string>& wp_meta,
+                                 int64_t max_replicas) {
+  PolicySpec wp;
+  wp.name = "warmpool";
+  wp.kind = PolicyKind::kWarmpool;
+  wp.meta = wp_meta;
+  wp.keda.push = true;
+  wp.keda.polling_s = 10;
+  wp.keda.cooldown_s = 30;
+  wp.keda.max_replicas = max_replicas;
+  wp.grace_s = 7200;
+  return wp;
+}
+
+}  // namespace
+
+std::vector<PolicySpec> DefaultPolicies(const std::map<std::string, std::string>& meta,
+                                        const Workload& workload, const ClusterConfig& cluster) {
+  std::vector<PolicySpec> out;
+  std::map<std::string, std::string> wp_meta = meta;
+  if (!wp_meta.count("tasksPerReplica")) {
+    wp_meta["tasksPerReplica"] = std::to_string(cluster.slots_per_pod);
+  }
+  int64_t max_replicas = 100;
+  if (auto it = wp_meta.find("maxReplicas"); it != wp_meta.end()) {
+    max_replicas = std::max<int64_t>(1, std::atoll(it->second.c_str()));
+  }
+  const PolicySpec wp = WarmpoolAsRecommended(wp_meta, max_replicas);
+  out.push_back(wp);
+
+  for (int64_t cooldown : {300, 60}) {
+    PolicySpec k;
+    k.name = "keda-redis-cd" + std::to_string(cooldown);
+    k.kind = PolicyKind::kKedaRedis;
+    k.keda.cooldown_s = cooldown;  // polling 30, listLength 5, HPA and grace defaults
+    out.push_back(k);
+  }
+
+  PolicySpec ka = wp;
+  ka.name = "keepalive-600";
+  ka.meta["keepAlive"] = "600";
+  ka.meta["prewarm"] = "off";
+  ka.meta["etaPrewarm"] = "false";
+  out.push_back(ka);
+
+  PolicySpec off = wp;
+  off.name = "warmpool-prewarm-off";
+  off.meta["prewarm"] = "off";
+  out.push_back(off);
+
+  PolicySpec on1;
+  on1.name = "always-on-1";
+  on1.kind = PolicyKind::kAlwaysOn;
+  on1.replicas = 1;
+  on1.grace_s = wp.grace_s;
+  out.push_back(on1);
+
+  PolicySpec peak = on1;
+  const int64_t peak_pods =
+      (PeakConcurrency(workload) + cluster.slots_per_pod - 1) / cluster.slots_per_pod;
+  peak.replicas = std::clamp<int64_t>(
+      peak_pods, 1, std::min(max_replicas, cluster.max_nodes * cluster.gpus_per_node));
+  peak.name = "always-on-peak";
+  out.push_back(peak);
+
+  PolicySpec oracle;
+  oracle.name = "oracle";
+  oracle.kind = PolicyKind::kOracle;
+  oracle.meta = wp_meta;  // the same sizing rule (tasksPerReplica, drainSeconds, maxReplicas)
+  oracle.keda = wp.keda;  // used by its "+hpa" strategies: the same KEDA + HPA as warmpool
+  oracle.hpa = wp.hpa;
+  oracle.grace_s = wp.grace_s;
+  out.push_back(oracle);
+  return out;
+}
+
+Status ApplyScaledObjectOption(const std::string& key, const std::string& value, PolicySpec* p) {
+  if (key == "push" || key == "measureDurations") {
+    if (value != "true" && value != "false") {
+      return Status::InvalidArgument("--scaledobject " + key + "=\"" + value + "\": true or false");
+    }
+    (key == "push" ? p->keda.push : p->measure_durations) = value == "true";
+    return Status::Ok();
+  }
+  char* end = nullptr;
+  const long long v = std::strtoll(value.c_str(), &end, 10);
+  if (value.empty() || end != value.c_str() + value.size() || v < 0) {
+    return Status::InvalidArgument("--scaledobject " + key + "=\"" + value +
+                                   "\": must be an integer >= 0");
+  }
+  if (key == "pollingInterval" && v >= 1) {
+    p->keda.polling_s = v;
+  } else if (key == "cooldownPeriod") {
+    p->keda.cooldown_s = v;
+  } else if (key == "scaleDownStabilizationSeconds") {
+    p->hpa.down_stabilization_s = v;
+  } else if (key == "terminationGracePeriodSeconds") {
+    p->grace_s = v;
+  } else {
+    return Status::InvalidArgument("--scaledobject " + key + "=\"" + value +
+                                   "\": unknown setting (pollingInterval >= 1, cooldownPeriod, "
+                                   "scaleDownStabilizationSeconds, terminationGracePeriodSeconds, "
+                                   "push)");
+  }
+  return Status::Ok();
+}
+
+}  // namespace warmpool::sim

@@ -1,0 +1,86 @@
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+
+#include "policy/scaler_metadata.h"
+#include "policy/warm_policy.h"
+#include "sim/celery_model.h"
+#include "sim/cluster_model.h"
+#include "sim/keda_hpa_model.h"
+#include "sim/oracle.h"
+#include "sim/policy_spec.h"
+
+namespace warmpool::sim {
+
+// Simulated t = 0 is Monday 2027-01-04 00:00 UTC, so warmWindows and weekday shapes line up.
+inline const std::chrono::system_clock::time_point kSimEpoch =
+    std::chrono::system_clock::time_point(std::chrono::seconds(1'799'020'800));
+
+// warmpool-scaler answering KEDA: probe the queue, policy::Observe, policy::Decide, cached within
+// the same second as the scaler's coalescing probe would. Metric = desired replicas (target 1).
+class WarmpoolTrigger : public Trigger {
+ public:
+  WarmpoolTrigger(const PolicySpec& policy, const policy::ScalerMetadata& meta, CeleryModel& celery,
+                  const ClusterModel& cluster)
+      : policy_(policy), meta_(meta), celery_(celery), cluster_(cluster) {}
+
+  bool IsActive(int64_t t) override { return Evaluate(t).active; }
+  double Metric(int64_t t) override { return static_cast<double>(Evaluate(t).desired_replicas); }
+  double Target() const override { return 1; }
+  bool CanPush() const override { return true; }
+
+ private:
+  const policy::Decision& Evaluate(int64_t t);
+  // What the scaler's probe sees at t (and the task durations measured since the last probe).
+  policy::Observation Observe(int64_t t);
+
+  const PolicySpec& policy_;
+  const policy::ScalerMetadata& meta_;
+  CeleryModel& celery_;
+  const ClusterModel& cluster_;
+  policy::PolicyState state_;
+  policy::Decision decision_;
+  int64_t evaluated_at_ = -1;
+  double durations_reported_ = 0;
+};
+
+// KEDA's redis list scaler: LLEN only (no in-flight, no held eta tasks), listLength target,
+// active above activationListLength. Polled only (no push).
+class RedisListTrigger : public Trigger {
+ public:
+  RedisListTrigger(const PolicySpec& policy, const CeleryModel& celery)
+      : policy_(policy), celery_(celery) {}
+
+  bool IsActive(int64_t) override {
+    return static_cast<int64_t>(celery_.queue().size()) > policy_.activation_list_length;
+  }
+  double Metric(int64_t) override { return static_cast<double>(celery_.queue().size()); }
+  double Target() const override { return static_cast<double>(policy_.list_length); }
+  bool CanPush() const override { return false; }
+
+ private:
+  const PolicySpec& policy_;
+  const CeleryModel& celery_;
+};
+
+// The oracle's clairvoyant count fed through KEDA + HPA like warmpool's (the "+hpa" strategies).
+class OracleTrigger : public Trigger {
+ public:
+  OracleTrigger(const Oracle& oracle, const CeleryModel& celery, const ClusterModel& cluster)
+      : oracle_(oracle), celery_(celery), cluster_(cluster) {}
+
+  bool IsActive(int64_t t) override { return oracle_.Desired(t, celery_, cluster_) > 0; }
+  double Metric(int64_t t) override {
+    return static_cast<double>(oracle_.Desired(t, celery_, cluster_));
+  }
+  double Target() const override { return 1; }
+  bool CanPush() const override { return true; }
+
+ private:
+  const Oracle& oracle_;
+  const CeleryModel& celery_;
+  const ClusterModel& cluster_;
+};
+
+}  // namespace warmpool::sim

@@ -1,0 +1,141 @@
+#include "sim/celery_model.h"
+
+#include <catch2/catch.hpp>
+
+#include "sim/oracle.h"
+#include "sim/results.h"
+
+namespace warmpool::sim {
+namespace {
+
+Workload TwoTasks() {
+  Workload w;
+  w.name = "two";
+  w.tasks.push_back(Task{0.4, 20, 10, "gpu"});  // held until its eta at t = 10
+  w.tasks.push_back(Task{1.0, 30, -1, "gpu"});
+  w.horizon_s = 100;
+  return w;
+}
+
+TEST_CASE("Tasks with an eta are held out of the list until due", "[sim][celery]") {
+  RunTally tally;
+  CeleryModel celery(TwoTasks(), 1, tally);
+  celery.Arrive(0);
+  CHECK(celery.queue().empty());
+  CHECK(celery.scheduled() == 1);
+  CHECK(celery.earliest_eta() == 10);
+  celery.Arrive(1);
+  CHECK(celery.queue() == std::deque<int>{1});
+  celery.Arrive(10);
+  CHECK(celery.queue() == std::deque<int>{1, 0});
+  CHECK(celery.scheduled() == 0);
+  CHECK_FALSE(celery.earliest_eta().has_value());
+}
+
+TEST_CASE("A task killed at the grace deadline is redelivered to the head of the list",
+          "[sim][celery]") {
+  const ClusterConfig c;
+  std::mt19937_64 rng(1);
+  RunTally tally;
+  ClusterModel cluster(c, rng, tally);
+  cluster.Prewarm(1);
+  CeleryModel celery(TwoTasks(), 1, tally);
+  for (int64_t t : {0, 1, 10}) celery.Arrive(t);  // both runnable: [1, 0]
+  celery.Fetch(10, cluster);
+  CHECK(celery.queue() == std::deque<int>{0});
+  CHECK(tally.waits == std::vector<double>{9});  // task 1: due 1, started 10
+  Pod& pod = cluster.pods()[0];
+  pod.terminating = true;
+  pod.deadline = 25;
+  celery.RunWorker(24, pod);
+  CHECK(pod.tasks.size() == 1);
+  celery.RunWorker(25, pod);  // SIGKILL: 15 s of its 30 s run are lost
+  CHECK(pod.tasks.empty());
+  CHECK(celery.queue() == std::deque<int>{1, 0});
+  CHECK(tally.killed_tasks == 1);
+  CHECK(tally.killed_gpu_s == Approx(15));
+  CHECK(tally.busy_gpu_s == 0);
+  // Never started again by the horizon: its wait is counted once (from the first start), the
+  // other task waits up to the horizon.
+  celery.FinishAt(100, cluster);
+  CHECK(tally.unfinished == 1);
+  CHECK(tally.waits == std::vector<double>{9, 90});
+}
+
+TEST_CASE("Completed tasks feed busy time and the measured durations", "[sim][celery]") {
+  const ClusterConfig c;
+  std::mt19937_64 rng(1);
+  RunTally tally;
+  ClusterModel cluster(c, rng, tally);
+  cluster.Prewarm(1);
+  CeleryModel celery(TwoTasks(), 2, tally);  // two slots per pod
+  celery.Arrive(10);
+  celery.Fetch(10, cluster);
+  CHECK(cluster.Running() == 2);
+  celery.RunWorker(30, cluster.pods()[0]);  // task 0 (20 s) ended at 30
+  CHECK(cluster.Running() == 1);
+  CHECK(tally.busy_gpu_s == Approx(10));  // 20 s on one of two slots
+  CHECK(celery.finished_count() == 1);
+  CHECK(celery.finished_durations_sum() == 20);
+  celery.ResetFinishedCount();
+  celery.RunWorker(40, cluster.pods()[0]);
+  CHECK(celery.finished_count() == 1);
+  CHECK(celery.finished_durations_sum() == 50);
+  CHECK(tally.last_completion == 40);
+}
+
+TEST_CASE("Wait percentiles use the nearest rank", "[sim][results]") {
+  std::vector<double> v = {10, 1, 9, 2, 8, 3, 7, 4, 6, 5};
+  CHECK(Percentile(v, 0.50) == 5);
+  CHECK(Percentile(v, 0.95) == 10);
+  CHECK(Percentile(v, 0.0) == 1);
+  std::vector<double> none;
+  CHECK(Percentile(none, 0.5) == 0);
+}
+
+TEST_CASE("Summarize splits billed time and prices it per node", "[sim][results]") {
+  ClusterConfig c;
+  c.gpus_per_node = 2;
+  c.price_per_node_hour = 1.5;
+  RunTally tally;
+  tally.billed_gpu_s = 7200;  // one 2-GPU node for an hour
+  tally.boot_gpu_s = 720;
+  tally.busy_gpu_s = 3600;
+  tally.delete_gpu_s = 360;
+  tally.reversals = 3;
+  tally.last_completion = 500;
+  const SimResult r = Summarize("p", tally, c, 7200, 4, 20, {});
+  CHECK(r.billed_gpu_hours == Approx(2));
+  CHECK(r.billed_dollars == Approx(1.5));
+  CHECK(r.idle_gpu_hours == Approx(2 - 0.2 - 1 - 0.1));
+  CHECK(r.reversals_per_hour == Approx(1.5));
+  CHECK(r.makespan_s == 480);
+}
+
+TEST_CASE("Oracle strategies cover 7 leads and holds, drain and lean", "[sim][oracle]") {
+  ClusterConfig c;
+  c.vm_boot_median_s = 100;
+  c.driver_median_s = 20;
+  c.image_pull_s = 10;
+  c.model_load_min_s = 5;
+  c.model_load_max_s = 15;
+  // GPU buffer 30 + scan 10 + VM 100 + driver 20 + pull 10 + mean load 10.
+  CHECK(MedianColdStart(c) == 180);
+  PolicySpec oracle;
+  oracle.kind = PolicyKind::kOracle;
+  const auto strategies = OracleStrategies(oracle, c);
+  REQUIRE(strategies.size() == 14);
+  CHECK(strategies[0].variant == "prewarm+hpa");
+  CHECK(strategies[0].spec.oracle_via_hpa);
+  CHECK(strategies[2].variant == "prewarm+hold");
+  CHECK(strategies[2].spec.oracle_hold_s == 300);
+  CHECK(strategies[4].variant == "react");
+  CHECK(strategies[4].spec.oracle_lead_s == 10);  // the mean model load
+  CHECK(strategies[6].variant == "now+hpa");
+  CHECK(strategies[6].spec.oracle_lead_s == 0);
+  CHECK(strategies[13].variant == "lean now+hpa");
+  CHECK(strategies[13].spec.oracle_lean);
+}
+
+}  // namespace
+}  // namespace warmpool::sim

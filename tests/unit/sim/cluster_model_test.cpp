@@ -1,0 +1,123 @@
+#include "sim/cluster_model.h"
+
+#include <catch2/catch.hpp>
+
+namespace warmpool::sim {
+namespace {
+
+// Boot without randomness: VM 100 s + driver 20 s, image pull 10 s, model load 5 s.
+ClusterConfig FixedCluster() {
+  ClusterConfig c;
+  c.vm_boot_median_s = c.vm_boot_p95_s = 100;
+  c.driver_median_s = c.driver_p95_s = 20;
+  c.image_pull_s = 10;
+  c.model_load_min_s = c.model_load_max_s = 5;
+  return c;
+}
+
+// The cluster's seconds from `from` to `to` (exclusive), with an autoscaler scan every second.
+void RunCluster(ClusterModel& cluster, int64_t from, int64_t to) {
+  for (int64_t t = from; t < to; ++t) {
+    cluster.AdvanceNodes(t);
+    cluster.AdvancePods(t, [](Pod&) {});
+    cluster.Schedule(t);
+    cluster.Autoscale(t);
+  }
+}
+
+TEST_CASE("Cluster autoscaler adds a node once a pod has waited out the GPU buffer",
+          "[sim][cluster]") {
+  const ClusterConfig c = FixedCluster();
+  std::mt19937_64 rng(1);
+  RunTally tally;
+  ClusterModel cluster(c, rng, tally);
+  cluster.Reconcile(0, 1, 30);
+  RunCluster(cluster, 0, 30);
+  CHECK(cluster.live_nodes() == 0);
+  RunCluster(cluster, 30, 31);  // the pod is 30 s old
+  CHECK(cluster.live_nodes() == 1);
+  // Ready at 30 + 120 = 150, bound then, image pulled by 160, model loaded by 165.
+  RunCluster(cluster, 31, 165);
+  CHECK(cluster.ReadyPods() == 0);
+  RunCluster(cluster, 165, 166);
+  CHECK(cluster.ReadyPods() == 1);
+  CHECK(tally.nodes_created == 1);
+}
+
+TEST_CASE("Cluster autoscaler removes an empty node after the unneeded time", "[sim][cluster]") {
+  // Node added at 30, pod removed at 200. Unneeded 600 s: deleted at the t = 800 scan, gone (and
+  // billed) at 860. With unneeded 60 s, delay-after-add (600 s after the t = 30 scale-up) holds
+  // it until 630, gone at 690.
+  for (const auto& [unneeded, deleted_at] : {std::pair<int64_t, int64_t>{600, 800}, {60, 630}}) {
+    DYNAMIC_SECTION("unneeded " << unneeded) {
+      ClusterConfig c = FixedCluster();
+      c.ca_unneeded_s = unneeded;
+      std::mt19937_64 rng(1);
+      RunTally tally;
+      ClusterModel cluster(c, rng, tally);
+      cluster.Reconcile(0, 1, 30);
+      RunCluster(cluster, 0, 200);
+      cluster.Reconcile(200, 0, 30);  // an idle pod terminates at once
+      RunCluster(cluster, 200, deleted_at + 60);
+      CHECK(cluster.live_nodes() == 1);  // deleting, still billed
+      CHECK(tally.billed_gpu_s == 0);
+      RunCluster(cluster, deleted_at + 60, deleted_at + 61);
+      CHECK(cluster.live_nodes() == 0);
+      CHECK(tally.billed_gpu_s == Approx(static_cast<double>(deleted_at + 60 - 30)));
+      CHECK(tally.boot_gpu_s == Approx(120));
+      CHECK(tally.delete_gpu_s == Approx(60));
+    }
+  }
+}
+
+TEST_CASE("Cluster autoscaler deletes at most 10 empty nodes per scan", "[sim][cluster]") {
+  const ClusterConfig c = FixedCluster();
+  std::mt19937_64 rng(1);
+  RunTally tally;
+  ClusterModel cluster(c, rng, tally);
+  cluster.Reconcile(0, 12, 30);
+  RunCluster(cluster, 0, 31);  // 12 nodes at t = 30
+  CHECK(cluster.live_nodes() == 12);
+  cluster.Reconcile(31, 0, 30);  // the pods go before any node is ready
+  // Ready and empty from 150: deletable from 750 (unneeded 600); 10 at 750, 2 at 751.
+  RunCluster(cluster, 31, 810);
+  CHECK(cluster.live_nodes() == 12);
+  RunCluster(cluster, 810, 811);
+  CHECK(cluster.live_nodes() == 2);
+  RunCluster(cluster, 811, 812);
+  CHECK(cluster.live_nodes() == 0);
+}
+
+TEST_CASE("ReplicaSet scale-down terminates the newest ready pod first", "[sim][cluster]") {
+  ClusterConfig c = FixedCluster();
+  c.gpus_per_node = 2;
+  std::mt19937_64 rng(1);
+  RunTally tally;
+  ClusterModel cluster(c, rng, tally);
+  cluster.Prewarm(2);  // two ready pods on one ready node, ready since 0
+  REQUIRE(cluster.ReadyPods() == 2);
+  cluster.pods()[0].ready_since = 10;  // pod 0 became ready later
+  cluster.pods()[0].tasks = {7};       // and is busy: the ReplicaSet does not know
+  cluster.Reconcile(20, 1, 30);
+  CHECK(cluster.pods()[0].terminating);
+  CHECK(cluster.pods()[0].deadline == 50);
+  CHECK_FALSE(cluster.pods()[1].terminating);
+  CHECK(cluster.live_pods().size() == 2);  // busy: it stays until its task ends or the deadline
+}
+
+TEST_CASE("Deployment counts replica changes and reversals", "[sim][cluster]") {
+  Deployment d;
+  RunTally tally;
+  d.StartAt(2);  // not a change
+  d.Scale(2, tally);
+  d.Scale(4, tally);
+  d.Scale(5, tally);
+  d.Scale(1, tally);
+  d.Scale(3, tally);
+  CHECK(d.replicas() == 3);
+  CHECK(tally.replica_changes == 4);
+  CHECK(tally.reversals == 2);
+}
+
+}  // namespace
+}  // namespace warmpool::sim
