@@ -38,8 +38,16 @@ INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.MULTILINE)
 
 
 def tracked_files(root):
-    out = subprocess.run(["git", "-C", root, "ls-files", "-z"], capture_output=True, check=True)
-    return [f for f in out.stdout.decode().split("\0") if f]
+    """git's list of the tree; outside a checkout (a source tarball), every file but build dirs."""
+    out = subprocess.run(["git", "-C", root, "ls-files", "-z"], capture_output=True)
+    if out.returncode == 0:
+        return [f for f in out.stdout.decode().split("\0") if f]
+    files = []
+    for dirpath, dirnames, filenames in os.walk(root):
+        dirnames[:] = [d for d in dirnames if not d.startswith((".", "build"))]
+        rel = os.path.relpath(dirpath, root)
+        files += [os.path.normpath(os.path.join(rel, f)) for f in filenames]
+    return files
 
 
 def is_test_data_user(path):
