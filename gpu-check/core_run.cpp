@@ -124,7 +124,7 @@ Prepared Prepare(const CorePair& pair, const CoreCase& c) {
     const auto tables = imagery::FitHistogramMatch(Sample(in, c.band_count, step), 0, 0);
     imagery::ApplyLookupTables(tables, in.after.data(), n);
   }
-  // Quantisation as change_detection.cpp, on this sample.
+  // Quantisation as ComputeChange does it (QuantisationScale), on this sample.
   const imagery::PixelSample s = Sample(in, c.band_count, step);
   p.scale = imagery::QuantisationScale(p, s.before.data(), s.after.data(), s.count);
   return in;
