@@ -8,17 +8,16 @@
 #include <cstdio>
 #include <cstring>
 #include <fstream>
-#include <functional>
-#include <limits>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "bench/imagery/cuda_kernel_bench.h"
+#include "bench/imagery/wall_ms.h"
 #include "gpu-check/core_run.h"
 #include "gpu-check/report.h"
 #include "imagery/components.h"
 #include "imagery/cuda/gpu_backend.h"
-#include "imagery/cuda/gpu_benchmark.h"
 #include "imagery/imagery_error.h"
 #include "imagery/morphology.h"
 #include "imagery/parallel_slices.h"
@@ -27,21 +26,10 @@
 namespace warmpool::gpucheck {
 namespace {
 
-using imagery::KernelTiming;
+using imagery::bench::KernelTiming;
+using imagery::bench::WallMs;
 
 constexpr double kH200Gbps = 4800.0;  // H200 HBM3e peak (NVIDIA H200 datasheet)
-constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
-
-// Mean wall-clock ms per run of `repeats` runs after one warm-up.
-double WallMs(int repeats, const std::function<void()>& run) {
-  run();
-  const auto t0 = std::chrono::steady_clock::now();
-  for (int r = 0; r < repeats; ++r) {
-    run();
-  }
-  const std::chrono::duration<double, std::milli> elapsed = std::chrono::steady_clock::now() - t0;
-  return elapsed.count() / repeats;
-}
 
 const KernelTiming* Find(const std::vector<KernelTiming>& rows, const std::string& name) {
   for (const KernelTiming& k : rows) {
@@ -59,36 +47,56 @@ struct Args {
   std::string json, md;
 };
 
-int Run(const Args& a) {
-  Report report;
-  const int n_side = a.size;
-  const double px = static_cast<double>(n_side) * n_side;
-  const double mpx = px / 1e6;
-  report.Add("size", static_cast<double>(n_side), "pair side (px), 4 bands uint16");
-  report.Add("cpu_threads", static_cast<double>(a.threads), "CPU backend threads");
+// The benchmark's case on its pair, shared by both halves.
+struct BenchInput {
+  int side = 0;
+  size_t n = 0;    // pixels
+  double mpx = 0;  // megapixels
+  CoreCase c;      // cva, 4 bands, PIF gain/offset, Otsu, open 1, MMU 16
+  Prepared in;
+  int pipeline_repeats = 1;
+};
+
+// What the GPU half compares itself with.
+struct CpuFigures {
+  imagery::MaskParams mask;  // with the Otsu threshold of the CPU fused pass
+  double pipeline_ms = 0;
+  CoreResult result;
+};
+
+BenchInput MakeInput(const Args& a, Report& report) {
+  BenchInput b;
+  b.side = a.size;
+  b.n = static_cast<size_t>(a.size) * a.size;
+  b.mpx = static_cast<double>(b.n) / 1e6;
+  b.pipeline_repeats = std::max(1, a.repeats / 2);
   PairOptions po;
-  po.width = po.height = n_side;
+  po.width = po.height = a.size;
   po.band_count = 4;
   po.kind = PairKind::kGainOffset;
   po.nodata_border_px = 0;
   po.threads = a.threads;
-  CoreCase c;  // cva, 4 bands, PIF gain/offset, Otsu, open 1, MMU 16
-  c.strip_rows = 512;
-  c.histogram_stride = imagery::HistogramStride(static_cast<size_t>(px));
-  auto t0 = std::chrono::steady_clock::now();
-  const Prepared in = Prepare(MakePair(po), c);
+  b.c.strip_rows = 512;
+  b.c.histogram_stride = imagery::HistogramStride(b.n);
+  const auto t0 = std::chrono::steady_clock::now();
+  b.in = Prepare(MakePair(po), b.c);
   report.Add("generate_s",
              std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(),
              "synthetic pair + PIF fit");
-  const size_t n = static_cast<size_t>(px);
+  return b;
+}
+
+// Host copy reference, fused pass, morphology, components, whole CPU pipeline.
+CpuFigures RunCpuHalf(const Args& a, const BenchInput& b, Report& report) {
+  const size_t n = b.n;
+  const double px = static_cast<double>(n);
   const size_t image_bytes = n * 4 * sizeof(uint16_t);
   const double fused_bytes = 2.0 * image_bytes + 2.0 * n;
-
-  // ---- CPU half ----
   std::vector<uint16_t> copy(n * 4);
   const double cpu_copy_ms = WallMs(a.repeats, [&] {
-    imagery::ParallelSlices(a.threads, n * 4, [&](int, size_t b, size_t e) {
-      std::memcpy(copy.data() + b, in.before.data() + b, (e - b) * sizeof(uint16_t));
+    imagery::ParallelSlices(a.threads, n * 4, [&](int, size_t begin, size_t end) {
+      std::memcpy(copy.data() + begin, b.in.before.data() + begin,
+                  (end - begin) * sizeof(uint16_t));
     });
   });
   const double cpu_copy_gbps = 2.0 * image_bytes / (cpu_copy_ms * 1e6);
@@ -98,76 +106,90 @@ int Run(const Args& a) {
   std::vector<uint16_t> scores(n);
   std::vector<uint64_t> histogram(imagery::kScoreBins);
   const double cpu_fused_ms = WallMs(a.repeats, [&] {
-    cpu->Begin(in.params, n_side, n_side, scores.data());
-    cpu->FusedStrip(0, n_side, in.before.data(), in.after.data());
+    cpu->Begin(b.in.params, b.side, b.side, scores.data());
+    cpu->FusedStrip(0, b.side, b.in.before.data(), b.in.after.data());
     cpu->Histogram(histogram.data());
   });
   const double cpu_fused_gbps = fused_bytes / (cpu_fused_ms * 1e6);
   report.Add("cpu_fused_GBps", cpu_fused_gbps, "fused pass + histogram");
   report.Add("cpu_fused_of_copy", cpu_fused_gbps / cpu_copy_gbps, "of the host copy");
-  imagery::MaskParams m;
+  CpuFigures cpu_figures;
+  imagery::MaskParams& m = cpu_figures.mask;
   m.threshold_bin = imagery::OtsuThreshold(histogram);
-  m.open_radius = c.open_radius;
-  m.close_radius = c.close_radius;
-  m.min_area_px = c.min_area_px;
+  m.open_radius = b.c.open_radius;
+  m.close_radius = b.c.close_radius;
+  m.min_area_px = b.c.min_area_px;
   std::vector<uint8_t> mask(n), work;
   const double cpu_morph_ms = WallMs(a.repeats, [&] {
     imagery::ThresholdScores(scores.data(), n, m.threshold_bin, mask.data());
-    imagery::OpenClose(mask.data(), n_side, n_side, m.open_radius, m.close_radius, a.threads, work);
+    imagery::OpenClose(mask.data(), b.side, b.side, m.open_radius, m.close_radius, a.threads, work);
     imagery::ClearNodata(scores.data(), n, mask.data());
   });
   report.Add("cpu_morphology_Gpxps", px / (cpu_morph_ms * 1e6), "threshold + 3x3 opening");
   const double cpu_ccl_ms = WallMs(a.repeats, [&] {
     std::vector<uint8_t> m2 = mask;
-    imagery::FilterComponents(m2.data(), n_side, n_side, m.min_area_px);
+    imagery::FilterComponents(m2.data(), b.side, b.side, m.min_area_px);
   });
   report.Add("cpu_components_Gpxps", px / (cpu_ccl_ms * 1e6), "8-connected CCL + MMU 16 px");
-  CoreResult cpu_result;
-  const int pipeline_repeats = std::max(1, a.repeats / 2);
-  const double cpu_pipeline_ms =
-      WallMs(pipeline_repeats, [&] { cpu_result = RunCore(*cpu, in, c, /*count_regions=*/false); });
-  report.Add("cpu_pipeline_ms_per_Mpx", cpu_pipeline_ms / mpx,
+  cpu_figures.pipeline_ms = WallMs(b.pipeline_repeats, [&] {
+    cpu_figures.result = RunCore(*cpu, b.in, b.c, /*count_regions=*/false);
+  });
+  report.Add("cpu_pipeline_ms_per_Mpx", cpu_figures.pipeline_ms / b.mpx,
              "strips from host memory -> fused -> Otsu -> mask + MMU");
+  return cpu_figures;
+}
 
-  // ---- GPU half ----
+// Kernels on the device-resident pair, the resident pipeline, the backend from host memory, and
+// whether its outputs equal the CPU's bit for bit.
+void RunGpuHalf(const Args& a, const BenchInput& b, const CpuFigures& cpu, Report& report) {
+  const imagery::bench::CudaKernelReport k = imagery::bench::BenchmarkCudaKernels(
+      0, imagery::bench::HostPair{b.side, b.side, 4, b.in.before.data(), b.in.after.data()},
+      b.in.params, cpu.mask,
+      [](const std::vector<uint64_t>& h) { return imagery::OtsuThreshold(h); }, a.repeats);
+  report.Add("device", k.device);
+  report.Add("device_peak_GBps", k.peak_gbps, "memory clock x bus width (driver)");
+  const KernelTiming* copy_d2d = Find(k.kernels, "copy_d2d");
+  const KernelTiming* fused = Find(k.kernels, "fused");
+  const KernelTiming* morph = Find(k.kernels, "threshold_morphology");
+  const KernelTiming* ccl = Find(k.kernels, "components_mmu");
+  const KernelTiming* resident = Find(k.kernels, "pipeline_resident");
+  report.Add("gpu_copy_d2d_GBps", copy_d2d->Gbps(), "cudaMemcpy device to device, this run");
+  report.Add("gpu_fused_GBps", fused->Gbps(), "fused pass + histogram, resident pair");
+  const double of_copy = fused->Gbps() / copy_d2d->Gbps();
+  report.Add("gpu_fused_of_copy", of_copy, "target >= 0.70");
+  report.Add("gpu_fused_of_4.8TBps", fused->Gbps() / kH200Gbps, "of the H200's 4.8 TB/s");
+  report.Add("gpu_fused_target_met", of_copy >= 0.70);
+  report.Add("gpu_morphology_Gpxps", morph->Gpxps(), "threshold + 3x3 opening");
+  report.Add("gpu_components_Gpxps", ccl->Gpxps(), "union-find CCL + MMU 16 px");
+  report.Add("gpu_pipeline_resident_ms_per_Mpx", resident->ms / b.mpx,
+             "fused -> Otsu -> mask + MMU -> scores + mask to host");
+  report.Add("gpu_h2d_pinned_GBps", Find(k.kernels, "h2d_pinned")->Gbps(), "one image");
+  report.Add("gpu_h2d_pageable_GBps", Find(k.kernels, "h2d_pageable")->Gbps(), "one image");
+  imagery::ComputeBackendPtr cuda = imagery::MakeCudaBackend(0);
+  CoreResult gpu_result;
+  const double from_host_ms = WallMs(
+      b.pipeline_repeats, [&] { gpu_result = RunCore(*cuda, b.in, b.c, /*count_regions=*/false); });
+  report.Add("gpu_pipeline_from_host_ms_per_Mpx", from_host_ms / b.mpx,
+             "the worker's path: pageable strips -> pinned -> 2 streams");
+  report.Add("cpu_over_gpu_resident", cpu.pipeline_ms / resident->ms, "speed-up");
+  report.Add("cpu_over_gpu_from_host", cpu.pipeline_ms / from_host_ms, "speed-up");
+  const std::string diff = FirstDifference(cpu.result, gpu_result);
+  report.Add("gpu_equals_cpu", diff.empty(), diff.empty() ? "scores, histogram, mask" : diff);
+}
+
+int Run(const Args& a) {
+  Report report;
+  report.Add("size", static_cast<double>(a.size), "pair side (px), 4 bands uint16");
+  report.Add("cpu_threads", static_cast<double>(a.threads), "CPU backend threads");
+  const BenchInput b = MakeInput(a, report);
+  const CpuFigures cpu = RunCpuHalf(a, b, report);
   const bool gpu = imagery::CudaDeviceCount() > 0;
   report.Add("gpu", gpu, gpu ? "CUDA device 0" : "no CUDA device: GPU half skipped");
   if (!gpu) {
     report.Add("gpu_skipped_reason", std::string(imagery::CudaCompiledIn() ? "no usable CUDA device"
                                                                            : "built without CUDA"));
   } else {
-    const imagery::CudaKernelReport k = imagery::BenchmarkCudaKernels(
-        0, imagery::HostPair{n_side, n_side, 4, in.before.data(), in.after.data()}, in.params, m,
-        [](const std::vector<uint64_t>& h) { return imagery::OtsuThreshold(h); }, a.repeats);
-    report.Add("device", k.device);
-    report.Add("device_peak_GBps", k.peak_gbps, "memory clock x bus width (driver)");
-    const KernelTiming* copy_d2d = Find(k.kernels, "copy_d2d");
-    const KernelTiming* fused = Find(k.kernels, "fused");
-    const KernelTiming* morph = Find(k.kernels, "threshold_morphology");
-    const KernelTiming* ccl = Find(k.kernels, "components_mmu");
-    const KernelTiming* resident = Find(k.kernels, "pipeline_resident");
-    report.Add("gpu_copy_d2d_GBps", copy_d2d->Gbps(), "cudaMemcpy device to device, this run");
-    report.Add("gpu_fused_GBps", fused->Gbps(), "fused pass + histogram, resident pair");
-    const double of_copy = fused->Gbps() / copy_d2d->Gbps();
-    report.Add("gpu_fused_of_copy", of_copy, "target >= 0.70");
-    report.Add("gpu_fused_of_4.8TBps", fused->Gbps() / kH200Gbps, "of the H200's 4.8 TB/s");
-    report.Add("gpu_fused_target_met", of_copy >= 0.70);
-    report.Add("gpu_morphology_Gpxps", morph->Gpxps(), "threshold + 3x3 opening");
-    report.Add("gpu_components_Gpxps", ccl->Gpxps(), "union-find CCL + MMU 16 px");
-    report.Add("gpu_pipeline_resident_ms_per_Mpx", resident->ms / mpx,
-               "fused -> Otsu -> mask + MMU -> scores + mask to host");
-    report.Add("gpu_h2d_pinned_GBps", Find(k.kernels, "h2d_pinned")->Gbps(), "one image");
-    report.Add("gpu_h2d_pageable_GBps", Find(k.kernels, "h2d_pageable")->Gbps(), "one image");
-    imagery::ComputeBackendPtr cuda = imagery::MakeCudaBackend(0);
-    CoreResult gpu_result;
-    const double from_host_ms = WallMs(
-        pipeline_repeats, [&] { gpu_result = RunCore(*cuda, in, c, /*count_regions=*/false); });
-    report.Add("gpu_pipeline_from_host_ms_per_Mpx", from_host_ms / mpx,
-               "the worker's path: pageable strips -> pinned -> 2 streams");
-    report.Add("cpu_over_gpu_resident", cpu_pipeline_ms / resident->ms, "speed-up");
-    report.Add("cpu_over_gpu_from_host", cpu_pipeline_ms / from_host_ms, "speed-up");
-    const std::string diff = FirstDifference(cpu_result, gpu_result);
-    report.Add("gpu_equals_cpu", diff.empty(), diff.empty() ? "scores, histogram, mask" : diff);
+    RunGpuHalf(a, b, cpu, report);
   }
   std::printf("%s", report.Markdown().c_str());
   if (!a.json.empty()) {

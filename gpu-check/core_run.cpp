@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <sstream>
 
+#include "imagery/change_core.h"
 #include "imagery/components.h"
-#include "imagery/fused_pass.h"
 #include "imagery/normalization.h"
 #include "imagery/threshold.h"
 
@@ -13,20 +13,6 @@ namespace warmpool::gpucheck {
 using imagery::Method;
 
 namespace {
-
-const char* MethodName(Method m) {
-  switch (m) {
-    case Method::kAbsDiff:
-      return "absdiff";
-    case Method::kLogRatio:
-      return "logratio";
-    case Method::kCva:
-      return "cva";
-    case Method::kNdvi:
-      return "ndvi";
-  }
-  return "?";
-}
 
 const char* NormName(Norm n) {
   switch (n) {
@@ -104,7 +90,7 @@ bool Report(std::ostringstream& out, const char* what, const std::vector<T>& a,
 
 std::string CoreCase::Name() const {
   std::ostringstream s;
-  s << MethodName(method) << " bands=" << band_count << " norm=" << NormName(norm)
+  s << imagery::MethodName(method) << " bands=" << band_count << " norm=" << NormName(norm)
     << " threshold=" << ThresholdName(threshold) << " open=" << open_radius
     << " close=" << close_radius << " mmu=" << min_area_px << " strip=" << strip_rows
     << " hist_stride=" << histogram_stride;
@@ -138,23 +124,9 @@ Prepared Prepare(const CorePair& pair, const CoreCase& c) {
     const auto tables = imagery::FitHistogramMatch(Sample(in, c.band_count, step), 0, 0);
     imagery::ApplyLookupTables(tables, in.after.data(), n);
   }
-  // Quantisation as change_detection.cpp: the 99.9th percentile of the sample maps to bin 4000.
-  if (c.method == Method::kNdvi) {
-    p.scale = 2000.0f;
-  } else {
-    const imagery::PixelSample s = Sample(in, c.band_count, step);
-    std::vector<float> measures(s.count);
-    imagery::MeasureRangeCpu(p, s.before.data(), s.after.data(), s.count, 0, s.count,
-                             measures.data());
-    std::erase_if(measures, [](float v) { return v < 0.0f; });
-    float range = c.method == Method::kLogRatio ? 0.02f : 4.0f;
-    if (!measures.empty()) {
-      const size_t k = std::min(measures.size() - 1, measures.size() * 999 / 1000);
-      std::nth_element(measures.begin(), measures.begin() + k, measures.end());
-      range = std::max(range, measures[k]);
-    }
-    p.scale = 4000.0f / range;
-  }
+  // Quantisation as ComputeChange does it (QuantisationScale), on this sample.
+  const imagery::PixelSample s = Sample(in, c.band_count, step);
+  p.scale = imagery::QuantisationScale(p, s.before.data(), s.after.data(), s.count);
   return in;
 }
 
@@ -165,29 +137,31 @@ CoreResult RunCore(imagery::ComputeBackend& backend, const Prepared& in, const C
   CoreResult r;
   r.device = backend.Name();
   r.scores.resize(n);
-  r.histogram.resize(imagery::kScoreBins);
   r.mask.resize(n);
-  backend.Begin(in.params, w, h, r.scores.data());
-  const int strip = c.strip_rows > 0 ? std::min(c.strip_rows, h) : h;
-  std::vector<uint16_t> sb(static_cast<size_t>(strip) * w * bands), sa(sb.size());
-  for (int row0 = 0; row0 < h; row0 += strip) {
-    const int rows = std::min(strip, h - row0);
+  imagery::CoreImage image;
+  image.width = w;
+  image.height = h;
+  image.strip_rows = c.strip_rows;
+  image.read = [&](int row0, int rows, uint16_t* before, uint16_t* after) {
     const size_t plane = static_cast<size_t>(rows) * w;
     for (int b = 0; b < bands; ++b) {  // planar strip: band b at [b * plane]
       const size_t from = b * n + static_cast<size_t>(row0) * w;
-      std::copy_n(in.before.begin() + from, plane, sb.begin() + b * plane);
-      std::copy_n(in.after.begin() + from, plane, sa.begin() + b * plane);
+      std::copy_n(in.before.begin() + from, plane, before + b * plane);
+      std::copy_n(in.after.begin() + from, plane, after + b * plane);
     }
-    backend.FusedStrip(row0, rows, sb.data(), sa.data());
-  }
-  backend.Histogram(r.histogram.data());
-  r.threshold_bin = ChooseThreshold(c.threshold, r.histogram);
+  };
   imagery::MaskParams m;
-  m.threshold_bin = r.threshold_bin;
   m.open_radius = c.open_radius;
   m.close_radius = c.close_radius;
   m.min_area_px = c.min_area_px;
-  backend.MaskAndFilter(m, r.mask.data());
+  imagery::CoreResult core = imagery::RunChangeCore(
+      backend, in.params, image,
+      [&](const std::vector<uint64_t>& histogram) {
+        return ChooseThreshold(c.threshold, histogram);
+      },
+      m, r.scores.data(), r.mask.data());
+  r.histogram = std::move(core.histogram);
+  r.threshold_bin = core.threshold_bin;
   if (count_regions) {
     std::vector<uint8_t> copy = r.mask;
     r.regions = imagery::FilterComponents(copy.data(), w, h, 0).size();

@@ -1,9 +1,10 @@
 #pragma once
 
 // The device half of a change-detection task on an in-memory pair, through a ComputeBackend:
-// host-side normalisation and quantisation scale (shared by every backend), then strips ->
-// fused pass + histogram -> threshold -> morphology + MMU. Mirrors change_detection.cpp without
-// its StripSource (GDAL) dependency.
+// host-side normalisation and quantisation scale (shared by every backend), then the core of
+// imagery/change_core.h that ComputeChange runs too: strips -> fused pass + histogram ->
+// threshold -> morphology + MMU. The cases add thresholds the task does not offer (q95, a fixed
+// bin) to exercise the mask stage.
 
 #include <cstdint>
 #include <string>

@@ -5,7 +5,7 @@
 #include <cmath>
 #include <numeric>
 
-#include "imagery/fused_pass.h"
+#include "imagery/change_core.h"
 #include "imagery/imagery_error.h"
 #include "imagery/threshold.h"
 
@@ -27,33 +27,103 @@ std::vector<int> EffectiveBands(const ChangeOptions& o, int band_count) {
   return all;
 }
 
-// Smallest meaningful measure range for the quantisation scale, per method.
-float MinimumRange(Method m) {
-  switch (m) {
-    case Method::kLogRatio:
-      return 0.02f;
-    case Method::kNdvi:
-      return 0.05f;
-    default:
-      return 4.0f;
+// Both dates resampled to the same sample_width x sample_height grid, for the radiometric fit
+// and the quantisation scale.
+PixelSample ReadPairSample(StripSource& before, StripSource& after, int sample_width,
+                           int sample_height) {
+  PixelSample sample;
+  sample.band_count = before.band_count();
+  sample.count = static_cast<size_t>(sample_width) * sample_height;
+  sample.before.resize(sample.count * sample.band_count);
+  sample.after.resize(sample.count * sample.band_count);
+  before.ReadSample(sample_width, sample_height, sample.before.data());
+  after.ReadSample(sample_width, sample_height, sample.after.data());
+  return sample;
+}
+
+// Fits o.normalization on the sample into maps.fit. Histogram matching returns the lookup tables
+// for `after`, applies them to sample.after and keeps the unmatched sample in maps.after_sample
+// (the quick-look shows `after` as it is); the other methods return none.
+std::vector<std::vector<uint16_t>> FitNormalization(const ChangeOptions& o, uint16_t nodata_before,
+                                                    uint16_t nodata_after, PixelSample& sample,
+                                                    ChangeMaps& maps) {
+  std::vector<std::vector<uint16_t>> luts;
+  switch (o.normalization) {
+    case Normalization::kNone:
+      maps.fit = IdentityFit(sample.band_count);
+      break;
+    case Normalization::kPif:
+      maps.fit = FitPif(sample, nodata_before, nodata_after);
+      break;
+    case Normalization::kHistogram:
+      maps.fit = IdentityFit(sample.band_count);
+      luts = FitHistogramMatch(sample, nodata_before, nodata_after);
+      maps.after_sample = sample.after;
+      ApplyLookupTables(luts, sample.after.data(), sample.count);
+      break;
+  }
+  return luts;
+}
+
+// The fused pass's parameters, all but the quantisation scale.
+FusedParams FusedParamsFor(const ChangeOptions& o, const RadiometricFit& fit, int band_count,
+                           std::pair<int, int> ndvi_indices, const StripSource& before,
+                           const StripSource& after, size_t pixel_count) {
+  FusedParams p;
+  p.band_count = band_count;
+  p.method = o.method;
+  p.red_index = ndvi_indices.first;
+  p.nir_index = ndvi_indices.second;
+  for (int b = 0; b < band_count; ++b) {
+    p.gain[b] = fit.gain[b];
+    p.offset[b] = fit.offset[b];
+  }
+  p.inv_band_count = 1.0f / static_cast<float>(band_count);
+  p.nodata_before = before.nodata();
+  p.nodata_after = after.nodata();
+  p.histogram_stride = HistogramStride(pixel_count);
+  return p;
+}
+
+// The fixed threshold, or the automatic one raised to the median floor.
+ThresholdChoice ChooseThreshold(const ChangeOptions& o, float scale,
+                                std::span<const uint64_t> hist) {
+  ThresholdChoice th;
+  th.method = ThresholdName(o.threshold);
+  if (o.threshold == ThresholdMethod::kFixed) {
+    const double bin = std::floor(o.fixed_threshold * scale);
+    th.bin = static_cast<uint32_t>(std::clamp(bin, 0.0, static_cast<double>(kScoreMax)));
+    th.auto_bin = th.bin;
+  } else {
+    th.auto_bin = o.threshold == ThresholdMethod::kOtsu ? OtsuThreshold(hist)
+                                                        : KittlerIllingworthThreshold(hist);
+    th.floor_bin = static_cast<uint32_t>(
+        std::min<double>(kScoreMax, std::ceil(o.auto_floor_factor * QuantileBin(hist, 0.5))));
+    th.bin = std::max(th.auto_bin, th.floor_bin);
+  }
+  th.value = (th.bin + 0.5) / scale;
+  return th;
+}
+
+// Marks nodata pixels 255 in the mask and counts valid and changed pixels, the latter per CVA
+// direction sector.
+void CountChanges(ChangeMaps& maps) {
+  const size_t pixel_count = maps.scores.size();
+  for (size_t i = 0; i < pixel_count; ++i) {
+    const uint16_t s = maps.scores[i];
+    if (s == kInvalidScore) {
+      maps.mask[i] = 255;
+      continue;
+    }
+    ++maps.valid_pixels;
+    if (maps.mask[i] == 1) {
+      ++maps.changed_pixels;
+      ++maps.sector_counts[s >> kSectorShift];
+    }
   }
 }
 
 }  // namespace
-
-const char* MethodName(Method m) {
-  switch (m) {
-    case Method::kAbsDiff:
-      return "absdiff";
-    case Method::kLogRatio:
-      return "logratio";
-    case Method::kCva:
-      return "cva";
-    case Method::kNdvi:
-      return "ndvi";
-  }
-  return "?";
-}
 
 const char* NormalizationName(Normalization n) {
   switch (n) {
@@ -138,153 +208,61 @@ ChangeMaps ComputeChange(StripSource& before, StripSource& after, const ChangeOp
   maps.device = backend.Name();
   const int band_count = before.band_count();
   const std::vector<int> bands = EffectiveBands(o, band_count);
-  const auto [red_index, nir_index] = NdviIndices(o, bands);
+  const std::pair<int, int> ndvi_indices = NdviIndices(o, bands);
   const size_t pixel_count = static_cast<size_t>(maps.width) * maps.height;
 
   // 1. Sample both dates on the same grid and fit the radiometric normalisation.
   auto t = Clock::now();
-  PixelSample sample;
-  sample.band_count = band_count;
-  const int sw = std::min(maps.width, o.sample_side);
-  const int sh = std::min(maps.height, o.sample_side);
-  sample.count = static_cast<size_t>(sw) * sh;
-  sample.before.resize(sample.count * band_count);
-  sample.after.resize(sample.count * band_count);
-  before.ReadSample(sw, sh, sample.before.data());
-  after.ReadSample(sw, sh, sample.after.data());
+  maps.sample_width = std::min(maps.width, o.sample_side);
+  maps.sample_height = std::min(maps.height, o.sample_side);
+  PixelSample sample = ReadPairSample(before, after, maps.sample_width, maps.sample_height);
   maps.timings.emplace_back("sample", Seconds(t));
 
   t = Clock::now();
-  std::vector<std::vector<uint16_t>> luts;
-  switch (o.normalization) {
-    case Normalization::kNone:
-      maps.fit = IdentityFit(band_count);
-      break;
-    case Normalization::kPif:
-      maps.fit = FitPif(sample, before.nodata(), after.nodata());
-      break;
-    case Normalization::kHistogram:
-      maps.fit = IdentityFit(band_count);
-      luts = FitHistogramMatch(sample, before.nodata(), after.nodata());
-      maps.after_sample = sample.after;  // the quick-look shows `after` as it is
-      ApplyLookupTables(luts, sample.after.data(), sample.count);
-      break;
-  }
-  FusedParams p;
-  p.band_count = band_count;
-  p.method = o.method;
-  p.red_index = red_index;
-  p.nir_index = nir_index;
-  for (int b = 0; b < band_count; ++b) {
-    p.gain[b] = maps.fit.gain[b];
-    p.offset[b] = maps.fit.offset[b];
-  }
-  p.inv_band_count = 1.0f / static_cast<float>(band_count);
-  p.nodata_before = before.nodata();
-  p.nodata_after = after.nodata();
-  p.histogram_stride = HistogramStride(pixel_count);
-  // Quantisation: the 99.9th percentile of the sample's measure maps to bin 4000, so the change
-  // tail keeps resolution; NDVI differences have a fixed range [0, 2].
-  if (o.method == Method::kNdvi) {
-    p.scale = 2000.0f;
-  } else {
-    std::vector<float> measures(sample.count);
-    MeasureRangeCpu(p, sample.before.data(), sample.after.data(), sample.count, 0, sample.count,
-                    measures.data());
-    std::erase_if(measures, [](float v) { return v < 0.0f; });
-    float range = MinimumRange(o.method);
-    if (!measures.empty()) {
-      const size_t k = std::min(measures.size() - 1, measures.size() * 999 / 1000);
-      std::nth_element(measures.begin(), measures.begin() + k, measures.end());
-      range = std::max(range, measures[k]);
-    }
-    p.scale = 4000.0f / range;
-  }
+  CoreImage image;
+  image.after_luts = FitNormalization(o, before.nodata(), after.nodata(), sample, maps);
+  FusedParams p = FusedParamsFor(o, maps.fit, band_count, ndvi_indices, before, after, pixel_count);
+  p.scale = QuantisationScale(p, sample.before.data(), sample.after.data(), sample.count);
   maps.scale = p.scale;
-  maps.sample_width = sw;
-  maps.sample_height = sh;
   if (maps.after_sample.empty()) {
     maps.after_sample = std::move(sample.after);
   }
   maps.timings.emplace_back("normalize_fit", Seconds(t));
 
-  // 2. Strip-wise fused pass.
-  maps.scores.resize(pixel_count);
-  backend.Begin(p, maps.width, maps.height, maps.scores.data());
-  const int strip_rows = std::min(o.strip_rows, maps.height);
-  const size_t strip_size = static_cast<size_t>(strip_rows) * maps.width * band_count;
-  LaneVector<uint16_t> before_strip = MakeLaneVector<uint16_t>(strip_size, PageLane::kBefore);
-  LaneVector<uint16_t> after_strip = MakeLaneVector<uint16_t>(strip_size, PageLane::kAfter);
-  double decode_s = 0, compute_s = 0;
-  for (int row0 = 0; row0 < maps.height; row0 += strip_rows) {
-    const int rows = std::min(strip_rows, maps.height - row0);
-    t = Clock::now();
-    before.ReadStrip(row0, rows, before_strip.data());
-    after.ReadStrip(row0, rows, after_strip.data());
-    decode_s += Seconds(t);
-    t = Clock::now();
-    if (!luts.empty()) {
-      ApplyLookupTables(luts, after_strip.data(), static_cast<size_t>(rows) * maps.width);
-    }
-    backend.FusedStrip(row0, rows, before_strip.data(), after_strip.data());
-    compute_s += Seconds(t);
-  }
-  t = Clock::now();
-  maps.histogram.assign(kScoreBins, 0);
-  backend.Histogram(maps.histogram.data());
-  compute_s += Seconds(t);
-  maps.timings.emplace_back("decode", decode_s);
-  maps.timings.emplace_back("fused_pass", compute_s);
-
-  // 3. Threshold on the host.
-  t = Clock::now();
-  ThresholdChoice& th = maps.threshold;
-  th.method = ThresholdName(o.threshold);
-  const std::span<const uint64_t> hist(maps.histogram);
-  if (o.threshold == ThresholdMethod::kFixed) {
-    const double bin = std::floor(o.fixed_threshold * p.scale);
-    th.bin = static_cast<uint32_t>(std::clamp(bin, 0.0, static_cast<double>(kScoreMax)));
-    th.auto_bin = th.bin;
-  } else {
-    th.auto_bin = o.threshold == ThresholdMethod::kOtsu ? OtsuThreshold(hist)
-                                                        : KittlerIllingworthThreshold(hist);
-    th.floor_bin = static_cast<uint32_t>(
-        std::min<double>(kScoreMax, std::ceil(o.auto_floor_factor * QuantileBin(hist, 0.5))));
-    th.bin = std::max(th.auto_bin, th.floor_bin);
-  }
-  th.value = (th.bin + 0.5) / p.scale;
-  maps.timings.emplace_back("threshold", Seconds(t));
-
-  // 4. Mask, morphology, MMU.
-  t = Clock::now();
-  maps.mask.resize(pixel_count);
+  // 2.-4. Strip-wise fused pass, threshold on the host, mask, morphology and MMU.
+  image.width = maps.width;
+  image.height = maps.height;
+  image.strip_rows = o.strip_rows;
+  image.read = [&](int row0, int rows, uint16_t* before_strip, uint16_t* after_strip) {
+    before.ReadStrip(row0, rows, before_strip);
+    after.ReadStrip(row0, rows, after_strip);
+  };
   MaskParams mp;
-  mp.threshold_bin = th.bin;
   mp.open_radius = o.open_radius;
   mp.close_radius = o.close_radius;
   mp.min_area_px = o.min_area_px;
-  std::optional<std::vector<Region>> regions = backend.MaskAndFilter(mp, maps.mask.data());
-  maps.timings.emplace_back("mask_filter", Seconds(t));
+  maps.scores.resize(pixel_count);
+  maps.mask.resize(pixel_count);
+  const auto choose = [&](const std::vector<uint64_t>& histogram) {
+    maps.threshold = ChooseThreshold(o, p.scale, histogram);
+    return maps.threshold.bin;
+  };
+  CoreResult core =
+      RunChangeCore(backend, p, image, choose, mp, maps.scores.data(), maps.mask.data());
+  maps.histogram = std::move(core.histogram);
+  maps.timings.emplace_back("decode", core.timings.decode_s);
+  maps.timings.emplace_back("fused_pass", core.timings.fused_pass_s);
+  maps.timings.emplace_back("threshold", core.timings.threshold_s);
+  maps.timings.emplace_back("mask_filter", core.timings.mask_filter_s);
 
   t = Clock::now();
-  if (regions) {
-    maps.regions = std::move(*regions);
+  if (core.regions) {
+    maps.regions = std::move(*core.regions);
   } else {
     std::vector<uint8_t> copy = maps.mask;
     maps.regions = FilterComponents(copy.data(), maps.width, maps.height, 0);
   }
-  for (size_t i = 0; i < pixel_count; ++i) {
-    const uint16_t s = maps.scores[i];
-    if (s == kInvalidScore) {
-      maps.mask[i] = 255;
-      continue;
-    }
-    ++maps.valid_pixels;
-    if (maps.mask[i] == 1) {
-      ++maps.changed_pixels;
-      ++maps.sector_counts[s >> kSectorShift];
-    }
-  }
+  CountChanges(maps);
   maps.timings.emplace_back("regions", Seconds(t));
   maps.timings.emplace_back("compute_total", Seconds(start));
   return maps;

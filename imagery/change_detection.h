@@ -1,7 +1,8 @@
 #pragma once
 
-// The change-detection pipeline core: sample -> radiometric fit -> strip-wise fused pass with
-// histogram -> automatic or fixed threshold -> morphology -> minimum mapping unit. Reads pixels
+// The change-detection pipeline: sample -> radiometric fit -> then the core of change_core.h:
+// strip-wise fused pass with histogram -> automatic or fixed threshold -> morphology -> minimum
+// mapping unit. Reads pixels
 // through a StripSource and computes through a ComputeBackend, so memory stays bounded by the
 // strip size plus 3 bytes per pixel (packed scores and the mask).
 
@@ -12,6 +13,7 @@
 #include <utility>
 #include <vector>
 
+#include "imagery/change_core.h"
 #include "imagery/change_math.h"
 #include "imagery/components.h"
 #include "imagery/compute_backend.h"
@@ -92,8 +94,7 @@ void ValidateOptions(const ChangeOptions& options, int raster_band_count);
 // ImageryError(kInvalidArgument) when method is NDVI and either is not selected.
 std::pair<int, int> NdviIndices(const ChangeOptions& options, const std::vector<int>& bands);
 
-// Names used in the task arguments and the result JSON.
-const char* MethodName(Method m);
+// Names used in the task arguments and the result JSON (MethodName: change_core.h).
 const char* NormalizationName(Normalization n);
 const char* ThresholdName(ThresholdMethod t);
 

@@ -89,6 +89,160 @@ std::vector<const uint16_t*> QuicklookPlanes(const ChangeMaps& maps,
   return planes;
 }
 
+// The job's options with the default bands filled in (every band, when both rasters have the
+// same count) and validated. Throws ImageryError (kMismatch, kInvalidArgument).
+ChangeOptions ResolveOptions(const ChangeJob& job, const RasterInfo& bi, const RasterInfo& ai) {
+  ChangeOptions options = job.options;
+  if (options.bands.empty()) {
+    if (bi.band_count != ai.band_count) {
+      throw ImageryError(ImageryError::Kind::kMismatch,
+                         "band count mismatch: '" + job.before_path + "' has " +
+                             std::to_string(bi.band_count) + " bands but '" + job.after_path +
+                             "' has " + std::to_string(ai.band_count) + "; pass bands=[...]");
+    }
+    options.bands.resize(static_cast<size_t>(std::min(bi.band_count, kMaxBands)));
+    std::iota(options.bands.begin(), options.bands.end(), 1);
+  }
+  ValidateOptions(options, std::min(bi.band_count, ai.band_count));
+  return options;
+}
+
+struct PairSources {
+  std::unique_ptr<StripSource> before;
+  std::unique_ptr<StripSource> after;
+  bool decoded_whole = false;
+};
+
+// A pair within the budget is decoded whole, once; a larger one is read in strips, and then
+// every block is decoded twice (the sample, the strips) but memory stays bounded.
+PairSources OpenSources(const RasterReader& before, const RasterReader& after,
+                        const std::vector<int>& bands, size_t whole_decode_max_mb) {
+  const RasterInfo& info = before.info();
+  const size_t pair_bytes =
+      2 * sizeof(uint16_t) * static_cast<size_t>(info.width) * info.height * bands.size();
+  PairSources sources;
+  sources.decoded_whole = pair_bytes <= whole_decode_max_mb * (size_t{1} << 20);
+  if (sources.decoded_whole) {
+    sources.before = std::make_unique<DecodedStripSource>(before, bands);
+    sources.after = std::make_unique<DecodedStripSource>(after, bands);
+  } else {
+    sources.before = std::make_unique<GdalStripSource>(before, bands);
+    sources.after = std::make_unique<GdalStripSource>(after, bands);
+  }
+  return sources;
+}
+
+// The job's product files, written under temporary names and committed together at the end;
+// `paths` is the result document's "outputs".
+class JobFiles {
+ public:
+  JobFiles(const OutputDir& dir, std::string prefix) : dir_(dir), prefix_(std::move(prefix)) {}
+
+  OutputFile& Add(const char* key, const char* suffix) {
+    files_.push_back(std::make_unique<OutputFile>(dir_, prefix_ + suffix));
+    paths[key] = files_.back()->path();
+    return *files_.back();
+  }
+
+  void CommitAll() {
+    for (const auto& file : files_) {
+      file->Commit();
+    }
+  }
+
+  nlohmann::json paths;
+
+ private:
+  const OutputDir& dir_;
+  const std::string prefix_;
+  std::vector<std::unique_ptr<OutputFile>> files_;
+};
+
+// The mask, the magnitude raster when asked, and the regions GeoJSON.
+void WriteMaps(const ChangeJob& job, const ChangeOptions& options, const ChangeMaps& maps,
+               const GeoInfo& geo, const std::string& crs_name, JobFiles& files) {
+  OutputFile& mask_file = files.Add("mask", "_mask.tif");
+  WriteGeoTiffU8(mask_file.WritePath(), maps.mask.data(), maps.width, maps.height, geo, 255.0,
+                 std::string("change mask (") + MethodName(options.method) + ")");
+  if (job.write_magnitude) {
+    OutputFile& magnitude_file = files.Add("magnitude", "_magnitude.tif");
+    const uint16_t* scores = maps.scores.data();
+    const size_t width = static_cast<size_t>(maps.width);
+    WriteGeoTiffU16Strips(
+        magnitude_file.WritePath(), maps.width, maps.height, geo, 1.0 / maps.scale, 65535.0,
+        std::string(MethodName(options.method)) + " magnitude",
+        [&](int row0, int rows, uint16_t* out) {
+          const uint16_t* in = scores + static_cast<size_t>(row0) * width;
+          for (size_t i = 0; i < static_cast<size_t>(rows) * width; ++i) {
+            out[i] = in[i] == kInvalidScore ? uint16_t{65535} : uint16_t(in[i] & kScoreMask);
+          }
+        });
+  }
+  OutputFile& regions_file = files.Add("regions_geojson", "_regions.geojson");
+  regions_file.Write(RegionsGeoJson(maps.regions, geo, crs_name));
+}
+
+// The quick-look PNG: `after` in true colour (or its first selected band) under the mask.
+void WriteQuicklook(const ChangeJob& job, const ChangeOptions& options, const ChangeMaps& maps,
+                    StripSource& after_src, const RasterReader& after, JobFiles& files) {
+  const int band_count = after.info().band_count;
+  std::vector<int> rgb;
+  if (band_count >= 3 && options.red_band >= 3 && options.red_band <= band_count) {
+    rgb = {options.red_band, options.red_band - 1, options.red_band - 2};
+  } else {
+    rgb = {options.bands.front()};
+  }
+  OutputFile& quicklook_file = files.Add("quicklook", "_quicklook.png");
+  const QuicklookGrid grid = QuicklookSize(maps.width, maps.height, job.quicklook_max_side);
+  std::vector<uint16_t> storage;
+  const std::vector<const uint16_t*> planes =
+      QuicklookPlanes(maps, options.bands, after_src, after, rgb, grid, storage);
+  quicklook_file.Write(EncodeQuicklook(planes, grid, maps.mask.data(), maps.width, maps.height));
+}
+
+// The result document without its outputs and timings.
+nlohmann::json ResultDocument(const ChangeJob& job, const ChangeOptions& options,
+                              const ChangeMaps& maps, const RasterReader& before,
+                              const RasterReader& after, bool decoded_whole,
+                              const std::string& crs_name) {
+  const GeoInfo& geo = before.info().geo;
+  nlohmann::json result;
+  result["method"] = MethodName(options.method);
+  result["normalize"] = NormalizationName(options.normalization);
+  result["bands"] = options.bands;
+  result["device"] = maps.device;
+  result["decoded_whole"] = decoded_whole;
+  result["before"] = before.path();
+  result["after"] = after.path();
+  result["width"] = maps.width;
+  result["height"] = maps.height;
+  result["crs"] = crs_name;
+  result["geotransform"] = geo.geotransform;
+  result["threshold"] = {{"method", maps.threshold.method},
+                         {"value", maps.threshold.value},
+                         {"bin", maps.threshold.bin},
+                         {"auto_bin", maps.threshold.auto_bin},
+                         {"floor_bin", maps.threshold.floor_bin},
+                         {"bins_per_unit", maps.scale}};
+  result["normalization"] = {
+      {"gain", maps.fit.gain}, {"offset", maps.fit.offset}, {"pif_pixels", maps.fit.pif_count}};
+  result["morphology"] = {{"open_radius", options.open_radius},
+                          {"close_radius", options.close_radius},
+                          {"min_area_px", options.min_area_px}};
+  result["valid_pixels"] = maps.valid_pixels;
+  result["changed_pixels"] = maps.changed_pixels;
+  result["changed_fraction"] =
+      maps.valid_pixels ? static_cast<double>(maps.changed_pixels) / maps.valid_pixels : 0.0;
+  result["changed_area_map"] = static_cast<double>(maps.changed_pixels) * PixelArea(geo);
+  if (options.method == Method::kCva) {
+    result["direction_sectors"] = maps.sector_counts;
+  }
+  result["region_count"] = maps.regions.size();
+  result["regions"] = RegionsJson(maps.regions, geo, job.max_regions_in_result);
+  result["regions_truncated"] = maps.regions.size() > job.max_regions_in_result;
+  return result;
+}
+
 }  // namespace
 
 nlohmann::json RunChangeJob(const ChangeJob& job, ComputeBackend& backend) {
@@ -105,125 +259,31 @@ nlohmann::json RunChangeJob(const ChangeJob& job, ComputeBackend& backend) {
   CheckSameGrid(bi, ai, before.path(), after.path());
   // Checked before any work: a refused output_dir costs no decode.
   const OutputDir out_dir = OutputDir::Open(job.output_dir, job.output_roots);
-  ChangeOptions options = job.options;
-  if (options.bands.empty()) {
-    if (bi.band_count != ai.band_count) {
-      throw ImageryError(ImageryError::Kind::kMismatch,
-                         "band count mismatch: '" + job.before_path + "' has " +
-                             std::to_string(bi.band_count) + " bands but '" + job.after_path +
-                             "' has " + std::to_string(ai.band_count) + "; pass bands=[...]");
-    }
-    options.bands.resize(static_cast<size_t>(std::min(bi.band_count, kMaxBands)));
-    std::iota(options.bands.begin(), options.bands.end(), 1);
-  }
-  ValidateOptions(options, std::min(bi.band_count, ai.band_count));
+  const ChangeOptions options = ResolveOptions(job, bi, ai);
   const double open_s = Seconds(t);
 
-  // A pair within the budget is decoded whole, once; a larger one is read in strips, and then
-  // every block is decoded twice (the sample, the strips) but memory stays bounded.
   t = Clock::now();
-  const size_t pair_bytes =
-      2 * sizeof(uint16_t) * static_cast<size_t>(bi.width) * bi.height * options.bands.size();
-  const bool decode_whole = pair_bytes <= job.whole_decode_max_mb * (size_t{1} << 20);
-  std::unique_ptr<StripSource> before_src, after_src;
-  if (decode_whole) {
-    before_src = std::make_unique<DecodedStripSource>(before, options.bands);
-    after_src = std::make_unique<DecodedStripSource>(after, options.bands);
-  } else {
-    before_src = std::make_unique<GdalStripSource>(before, options.bands);
-    after_src = std::make_unique<GdalStripSource>(after, options.bands);
-  }
+  PairSources sources = OpenSources(before, after, options.bands, job.whole_decode_max_mb);
   const double decode_whole_s = Seconds(t);
-  ChangeMaps maps = ComputeChange(*before_src, *after_src, options, backend);
+  ChangeMaps maps = ComputeChange(*sources.before, *sources.after, options, backend);
 
   t = Clock::now();
-  std::vector<std::unique_ptr<OutputFile>> files;  // committed together at the end
-  const auto output = [&](const char* suffix) -> OutputFile& {
-    files.push_back(std::make_unique<OutputFile>(out_dir, job.output_prefix + suffix));
-    return *files.back();
-  };
-  nlohmann::json outputs;
-  OutputFile& mask_file = output("_mask.tif");
-  outputs["mask"] = mask_file.path();
-  WriteGeoTiffU8(mask_file.WritePath(), maps.mask.data(), maps.width, maps.height, bi.geo, 255.0,
-                 std::string("change mask (") + MethodName(options.method) + ")");
-  if (job.write_magnitude) {
-    OutputFile& magnitude_file = output("_magnitude.tif");
-    outputs["magnitude"] = magnitude_file.path();
-    const uint16_t* scores = maps.scores.data();
-    const size_t width = static_cast<size_t>(maps.width);
-    WriteGeoTiffU16Strips(
-        magnitude_file.WritePath(), maps.width, maps.height, bi.geo, 1.0 / maps.scale, 65535.0,
-        std::string(MethodName(options.method)) + " magnitude",
-        [&](int row0, int rows, uint16_t* out) {
-          const uint16_t* in = scores + static_cast<size_t>(row0) * width;
-          for (size_t i = 0; i < static_cast<size_t>(rows) * width; ++i) {
-            out[i] = in[i] == kInvalidScore ? uint16_t{65535} : uint16_t(in[i] & kScoreMask);
-          }
-        });
-  }
+  JobFiles files(out_dir, job.output_prefix);
   const std::string crs_name = DescribeCrs(bi.geo.crs_wkt);
-  OutputFile& regions_file = output("_regions.geojson");
-  outputs["regions_geojson"] = regions_file.path();
-  regions_file.Write(RegionsGeoJson(maps.regions, bi.geo, crs_name));
+  WriteMaps(job, options, maps, bi.geo, crs_name, files);
   const double encode_s = Seconds(t);
 
   double quicklook_s = 0;
   if (job.quicklook) {
     t = Clock::now();
-    std::vector<int> rgb;
-    if (ai.band_count >= 3 && options.red_band >= 3 && options.red_band <= ai.band_count) {
-      rgb = {options.red_band, options.red_band - 1, options.red_band - 2};
-    } else {
-      rgb = {options.bands.front()};
-    }
-    OutputFile& quicklook_file = output("_quicklook.png");
-    outputs["quicklook"] = quicklook_file.path();
-    const QuicklookGrid grid = QuicklookSize(maps.width, maps.height, job.quicklook_max_side);
-    std::vector<uint16_t> storage;
-    const std::vector<const uint16_t*> planes =
-        QuicklookPlanes(maps, options.bands, *after_src, after, rgb, grid, storage);
-    quicklook_file.Write(EncodeQuicklook(planes, grid, maps.mask.data(), maps.width, maps.height));
+    WriteQuicklook(job, options, maps, *sources.after, after, files);
     quicklook_s = Seconds(t);
   }
-  OutputFile& result_file = output("_result.json");
-  outputs["result_json"] = result_file.path();
+  OutputFile& result_file = files.Add("result_json", "_result.json");
 
-  nlohmann::json result;
-  result["method"] = MethodName(options.method);
-  result["normalize"] = NormalizationName(options.normalization);
-  result["bands"] = options.bands;
-  result["device"] = maps.device;
-  result["decoded_whole"] = decode_whole;
-  result["before"] = before.path();
-  result["after"] = after.path();
-  result["width"] = maps.width;
-  result["height"] = maps.height;
-  result["crs"] = crs_name;
-  result["geotransform"] = bi.geo.geotransform;
-  result["threshold"] = {{"method", maps.threshold.method},
-                         {"value", maps.threshold.value},
-                         {"bin", maps.threshold.bin},
-                         {"auto_bin", maps.threshold.auto_bin},
-                         {"floor_bin", maps.threshold.floor_bin},
-                         {"bins_per_unit", maps.scale}};
-  result["normalization"] = {
-      {"gain", maps.fit.gain}, {"offset", maps.fit.offset}, {"pif_pixels", maps.fit.pif_count}};
-  result["morphology"] = {{"open_radius", options.open_radius},
-                          {"close_radius", options.close_radius},
-                          {"min_area_px", options.min_area_px}};
-  result["valid_pixels"] = maps.valid_pixels;
-  result["changed_pixels"] = maps.changed_pixels;
-  result["changed_fraction"] =
-      maps.valid_pixels ? static_cast<double>(maps.changed_pixels) / maps.valid_pixels : 0.0;
-  result["changed_area_map"] = static_cast<double>(maps.changed_pixels) * PixelArea(bi.geo);
-  if (options.method == Method::kCva) {
-    result["direction_sectors"] = maps.sector_counts;
-  }
-  result["region_count"] = maps.regions.size();
-  result["regions"] = RegionsJson(maps.regions, bi.geo, job.max_regions_in_result);
-  result["regions_truncated"] = maps.regions.size() > job.max_regions_in_result;
-  result["outputs"] = outputs;
+  nlohmann::json result =
+      ResultDocument(job, options, maps, before, after, sources.decoded_whole, crs_name);
+  result["outputs"] = files.paths;
   nlohmann::json timings;
   timings["open"] = open_s;
   timings["decode_whole"] = decode_whole_s;
@@ -236,9 +296,7 @@ nlohmann::json RunChangeJob(const ChangeJob& job, ComputeBackend& backend) {
   result["timings_s"] = timings;
 
   result_file.Write(result.dump(2) + '\n');
-  for (const auto& file : files) {
-    file->Commit();
-  }
+  files.CommitAll();
   return result;
 }
 

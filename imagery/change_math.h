@@ -1,7 +1,7 @@
 #pragma once
 
 // Per-pixel change-detection maths, shared verbatim by the CPU path (fused_pass.cpp) and the CUDA
-// kernels (gpu_backend.cu). Everything here is a pure inline function of its arguments.
+// kernels (cuda/*_kernels.cu). Everything here is a pure inline function of its arguments.
 //
 // Determinism contract: CPU and GPU produce bit-identical scores because (1) only IEEE-754
 // correctly rounded operations are used (+, -, *, /, sqrt, compare/select, abs; no libm log/exp

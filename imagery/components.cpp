@@ -31,13 +31,18 @@ void Unite(std::vector<uint32_t>& parent, uint32_t a, uint32_t b) {
   }
 }
 
-}  // namespace
-
-std::vector<Region> FilterComponents(uint8_t* mask, int width, int height, int64_t min_area) {
+// Runs of non-zero pixels, row by row, left to right; row_begin[y] is the first run of row y
+// (row_begin[height] = the run count).
+struct MaskRuns {
   std::vector<Run> runs;
-  std::vector<size_t> row_begin(static_cast<size_t>(height) + 1, 0);
+  std::vector<size_t> row_begin;
+};
+
+MaskRuns FindRuns(const uint8_t* mask, int width, int height) {
+  MaskRuns m;
+  m.row_begin.assign(static_cast<size_t>(height) + 1, 0);
   for (int y = 0; y < height; ++y) {
-    row_begin[y] = runs.size();
+    m.row_begin[y] = m.runs.size();
     const uint8_t* row = mask + static_cast<size_t>(y) * width;
     int x = 0;
     while (x < width) {
@@ -60,17 +65,22 @@ std::vector<Region> FilterComponents(uint8_t* mask, int width, int height, int64
       while (x < width && row[x] != 0) {
         ++x;
       }
-      runs.push_back({y, start, x - 1});
+      m.runs.push_back({y, start, x - 1});
     }
   }
-  row_begin[height] = runs.size();
+  m.row_begin[height] = m.runs.size();
+  return m;
+}
 
+// Union-find parents of the runs, 8-connected runs of adjacent rows united.
+std::vector<uint32_t> UniteTouchingRuns(const MaskRuns& m, int height) {
+  const std::vector<Run>& runs = m.runs;
   std::vector<uint32_t> parent(runs.size());
   std::iota(parent.begin(), parent.end(), 0u);
   for (int y = 1; y < height; ++y) {
-    size_t p = row_begin[y - 1];
-    const size_t p_end = row_begin[y];
-    for (size_t c = row_begin[y]; c < row_begin[y + 1]; ++c) {
+    size_t p = m.row_begin[y - 1];
+    const size_t p_end = m.row_begin[y];
+    for (size_t c = m.row_begin[y]; c < m.row_begin[y + 1]; ++c) {
       // Runs of the previous row are sorted; 8-connectivity: overlap of [s-1, e+1].
       while (p < p_end && runs[p].end < runs[c].start - 1) {
         ++p;
@@ -80,8 +90,14 @@ std::vector<Region> FilterComponents(uint8_t* mask, int width, int height, int64
       }
     }
   }
+  return parent;
+}
 
-  std::vector<int64_t> index_of_root(runs.size(), -1);
+// Every component's region, in the order of its first run (raster order); index_of_root maps a
+// root run to its region.
+std::vector<Region> RegionsOfRuns(const std::vector<Run>& runs, std::vector<uint32_t>& parent,
+                                  std::vector<int64_t>& index_of_root) {
+  index_of_root.assign(runs.size(), -1);
   std::vector<Region> regions;
   for (size_t i = 0; i < runs.size(); ++i) {
     const uint32_t root = Find(parent, static_cast<uint32_t>(i));
@@ -104,6 +120,17 @@ std::vector<Region> FilterComponents(uint8_t* mask, int width, int height, int64
     r.sum_x += static_cast<double>(len) * (run.start + run.end) * 0.5;
     r.sum_y += static_cast<double>(len) * run.row;
   }
+  return regions;
+}
+
+}  // namespace
+
+std::vector<Region> FilterComponents(uint8_t* mask, int width, int height, int64_t min_area) {
+  const MaskRuns m = FindRuns(mask, width, height);
+  const std::vector<Run>& runs = m.runs;
+  std::vector<uint32_t> parent = UniteTouchingRuns(m, height);
+  std::vector<int64_t> index_of_root;
+  const std::vector<Region> regions = RegionsOfRuns(runs, parent, index_of_root);
 
   std::vector<uint8_t> keep(regions.size());
   for (size_t k = 0; k < regions.size(); ++k) {

@@ -2,7 +2,7 @@
 
 // The device half of the pipeline: fused pass + histogram, then threshold, morphology and the
 // minimum mapping unit. One implementation per device (CPU here, CUDA in gpu_backend.cu); the
-// host orchestration in change_detection.cpp is shared.
+// host orchestration in change_core.cpp is shared.
 
 #include <cstdint>
 #include <memory>

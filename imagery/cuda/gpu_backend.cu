@@ -1,4 +1,4 @@
-// CUDA backend: the ComputeBackend over the kernels of gpu_backend_kernels.cu. Strips are staged
+// CUDA backend: the ComputeBackend over the fused and mask kernels. Strips are staged
 // through pinned buffers and alternate between two streams so the copy of one strip overlaps the
 // kernel of the previous one; device buffers are cached per device and reused.
 #include <algorithm>
@@ -8,8 +8,11 @@
 #include <mutex>
 #include <vector>
 
+#include "imagery/cuda/cuda_error.h"
+#include "imagery/cuda/device_buffer.h"
+#include "imagery/cuda/fused_kernels.h"
 #include "imagery/cuda/gpu_backend.h"
-#include "imagery/cuda/gpu_backend_kernels.h"
+#include "imagery/cuda/mask_kernels.h"
 
 namespace warmpool::imagery {
 namespace {

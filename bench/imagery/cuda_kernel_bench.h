@@ -1,17 +1,18 @@
 #pragma once
 
-// Kernel benchmark of the CUDA backend for scripts/gpu-check.sh and bench/imagery (CUDA builds;
-// the stub throws). Plain structs, no JSON library: gpu-check builds it without Debian packages.
+// Kernel benchmark of the CUDA backend for bench/imagery/imagery_gpu_bench and gpu-check's
+// gpu_bench: cuda_kernel_bench.cu in CUDA builds, else cuda_kernel_bench_stub.cpp (throws).
+// Plain structs, no JSON library: gpu-check builds it without Debian packages.
 
 #include <cstdint>
-#include <functional>
 #include <string>
 #include <vector>
 
+#include "imagery/change_core.h"
 #include "imagery/change_math.h"
 #include "imagery/compute_backend.h"
 
-namespace warmpool::imagery {
+namespace warmpool::imagery::bench {
 
 // One timed step: mean milliseconds per run of `repeats` runs after a warm-up.
 struct KernelTiming {
@@ -48,9 +49,8 @@ struct HostPair {
 //                        whole device half of a task),
 //   h2d_pinned, h2d_pageable  one image host to device from pinned / pageable memory.
 // Throws ImageryError(kDevice).
-using ThresholdChooser = std::function<uint32_t(const std::vector<uint64_t>& histogram)>;
 CudaKernelReport BenchmarkCudaKernels(int ordinal, const HostPair& pair, const FusedParams& fused,
                                       const MaskParams& mask,
                                       const ThresholdChooser& choose_threshold, int repeats);
 
-}  // namespace warmpool::imagery
+}  // namespace warmpool::imagery::bench
