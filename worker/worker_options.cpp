@@ -23,23 +23,8 @@ std::vector<std::string> SplitComma(const std::vector<std::string>& items) {
   return out;
 }
 
-}  // namespace
-
-std::string DefaultHostname() {
-  char buf[256] = {};
-  if (gethostname(buf, sizeof(buf) - 1) != 0) return "warmpool@localhost";
-  return std::string("warmpool@") + buf;
-}
-
-ParsedCommandLine ParseWorkerCommandLine(int argc, const char* const* argv,
-                                         const char* (*getenv_fn)(const char*)) {
-  if (getenv_fn == nullptr) getenv_fn = [](const char* n) -> const char* { return std::getenv(n); };
-  ParsedCommandLine out;
-  WorkerOptions opts;
-  CLI::App app{
-      "warmpool-worker: a Celery worker for the Redis transport (kombu 5.2 wire format) that runs "
-      "C++ tasks and loses no message.",
-      "warmpool-worker"};
+// Flags whose values need converting or validating before they become WorkerOptions.
+struct RawWorkerFlags {
   std::string broker, backend;
   std::vector<std::string> queues;
   double grace = 30, visibility = 3600;
@@ -47,13 +32,16 @@ ParsedCommandLine ParseWorkerCommandLine(int argc, const char* const* argv,
   bool early_ack = false, without_heartbeat = false, without_control = false;
   double time_limit = 0, soft_time_limit = 0;
   long result_expires = 86400;
+};
 
-  app.add_option("--broker,-b", broker,
+// The command line, one flag per statement: a flat table (CLI11).
+void AddWorkerFlags(CLI::App& app, WorkerOptions& opts, RawWorkerFlags& raw) {
+  app.add_option("--broker,-b", raw.broker,
                  "Broker URL redis://[[user]:pass@]host[:port][/db] "
                  "[env CELERY_BROKER_URL; default redis://127.0.0.1:6379/0]");
-  app.add_option("--result-backend", backend,
+  app.add_option("--result-backend", raw.backend,
                  "Result backend URL [env CELERY_RESULT_BACKEND; default: the broker]");
-  app.add_option("-Q,--queues", queues, "Comma-separated queues to consume [default: celery]");
+  app.add_option("-Q,--queues", raw.queues, "Comma-separated queues to consume [default: celery]");
   app.add_option("-c,--concurrency", opts.concurrency, "Tasks run at once [default: 1]")
       ->check(CLI::Range(1, 1024));
   app.add_option("--prefetch", opts.prefetch_multiplier,
@@ -61,37 +49,37 @@ ParsedCommandLine ParseWorkerCommandLine(int argc, const char* const* argv,
                  "[default: 1]")
       ->check(CLI::Range(1, 10000));
   app.add_option("-n,--hostname", opts.hostname, "Node name [default: warmpool@<host>]");
-  app.add_option("--grace-seconds", grace,
+  app.add_option("--grace-seconds", raw.grace,
                  "On SIGTERM, wait this long for running tasks, then requeue them [default: 30]")
       ->check(CLI::Range(0.0, 86400.0));
-  app.add_option("--visibility-timeout", visibility,
+  app.add_option("--visibility-timeout", raw.visibility,
                  "Seconds after which an unacked message of a dead worker is restored "
                  "(kombu visibility_timeout) [default: 3600]")
       ->check(CLI::Range(1.0, 7.0 * 86400));
   app.add_option("--health-listen", opts.health_listen,
                  "HOST:PORT serving /healthz /readyz /metrics, or 'off' [default: off]");
-  app.add_option("--log-format", log_format, "text|json [default: text]")
+  app.add_option("--log-format", raw.log_format, "text|json [default: text]")
       ->check(CLI::IsMember({"text", "json"}));
   app.add_option("--log-level", opts.log_level, "trace|debug|info|warn|error [default: info]")
       ->check(CLI::IsMember({"trace", "debug", "info", "warn", "warning", "error", "critical"}));
   app.add_option("--task-alias", opts.task_aliases,
                  "OLD=NEW: run registered task NEW for messages named OLD (repeatable)");
   app.add_option("--key-prefix", opts.key_prefix, "kombu global_keyprefix [default: none]");
-  app.add_flag("--early-ack", early_ack,
+  app.add_flag("--early-ack", raw.early_ack,
                "Ack when a task starts instead of when it finished (acks_late=False)");
   app.add_flag("--track-started", opts.track_started, "Store the STARTED state");
   app.add_flag("-E,--task-events", opts.task_events, "Send task-* events (as celery -E)");
-  app.add_flag("--without-heartbeat", without_heartbeat,
+  app.add_flag("--without-heartbeat", raw.without_heartbeat,
                "Do not send worker-online/heartbeat/offline events");
-  app.add_flag("--without-remote-control", without_control,
+  app.add_flag("--without-remote-control", raw.without_control,
                "Do not answer remote control (celery inspect ping, enable_events, ...)");
-  app.add_option("--time-limit", time_limit,
+  app.add_option("--time-limit", raw.time_limit,
                  "Default hard time limit in seconds for messages without one [default: none]")
       ->check(CLI::Range(0.0, 7.0 * 86400));
-  app.add_option("--soft-time-limit", soft_time_limit,
+  app.add_option("--soft-time-limit", raw.soft_time_limit,
                  "Default soft time limit in seconds [default: none]")
       ->check(CLI::Range(0.0, 7.0 * 86400));
-  app.add_option("--result-expires", result_expires,
+  app.add_option("--result-expires", raw.result_expires,
                  "Seconds a result is kept (SETEX); 0 = forever [default: 86400]")
       ->check(CLI::Range(0L, 365L * 86400));
   app.add_option("--deadletter-key", opts.deadletter_key,
@@ -130,6 +118,67 @@ ParsedCommandLine ParseWorkerCommandLine(int argc, const char* const* argv,
                  "WARMPOOL_IMAGERY_ALLOW_REMOTE, comma-separated) [default: none: every /vsi "
                  "path is refused]");
   app.set_version_flag("--version", "warmpool-worker 0.1.0");
+}
+
+// Environment defaults, URL parsing and checks; an error message, or "" when `opts` is complete.
+std::string ApplyRawFlags(RawWorkerFlags& raw, const char* (*getenv_fn)(const char*),
+                          WorkerOptions& opts) {
+  if (raw.broker.empty()) {
+    const char* env = getenv_fn("CELERY_BROKER_URL");
+    raw.broker = env && *env ? env : "redis://127.0.0.1:6379/0";
+  }
+  if (raw.backend.empty()) {
+    const char* env = getenv_fn("CELERY_RESULT_BACKEND");
+    raw.backend = env && *env ? env : raw.broker;
+  }
+  std::string error;
+  auto b = ParseRedisUrl(raw.broker, &error);
+  if (!b) return "--broker: " + error;
+  auto r = ParseRedisUrl(raw.backend, &error);
+  if (!r) return "--result-backend: " + error;
+  opts.broker = *b;
+  opts.result_backend = *r;
+  if (!raw.queues.empty()) opts.queues = SplitComma(raw.queues);
+  if (opts.queues.empty()) return "-Q/--queues: at least one queue name is required";
+  if (opts.hostname.empty()) opts.hostname = DefaultHostname();
+  opts.grace = std::chrono::duration<double>(raw.grace);
+  opts.visibility_timeout = std::chrono::duration<double>(raw.visibility);
+  opts.log_format = *ParseLogFormat(raw.log_format);
+  opts.acks_late = !raw.early_ack;
+  opts.heartbeat = !raw.without_heartbeat;
+  opts.remote_control = !raw.without_control;
+  if (raw.time_limit > 0) opts.time_limit = raw.time_limit;
+  if (raw.soft_time_limit > 0) opts.soft_time_limit = raw.soft_time_limit;
+  opts.result_expires = std::chrono::seconds(raw.result_expires);
+  if (opts.deadletter_key.empty()) return "--deadletter-key must not be empty";
+  if (opts.imagery_allow_remote.empty()) {
+    const char* env = getenv_fn("WARMPOOL_IMAGERY_ALLOW_REMOTE");
+    if (env && *env) opts.imagery_allow_remote = SplitComma({env});
+  } else {
+    opts.imagery_allow_remote = SplitComma(opts.imagery_allow_remote);
+  }
+  return "";
+}
+
+}  // namespace
+
+std::string DefaultHostname() {
+  char buf[256] = {};
+  if (gethostname(buf, sizeof(buf) - 1) != 0) return "warmpool@localhost";
+  return std::string("warmpool@") + buf;
+}
+
+ParsedCommandLine ParseWorkerCommandLine(int argc, const char* const* argv,
+                                         const char* (*getenv_fn)(const char*)) {
+  if (getenv_fn == nullptr) getenv_fn = [](const char* n) -> const char* { return std::getenv(n); };
+  ParsedCommandLine out;
+  WorkerOptions opts;
+  CLI::App app{
+      "warmpool-worker: a Celery worker for the Redis transport (kombu 5.2 wire format) that runs "
+      "C++ tasks and loses no message.",
+      "warmpool-worker"};
+  RawWorkerFlags raw;
+  AddWorkerFlags(app, opts, raw);
 
   try {
     app.parse(argc, argv);
@@ -147,44 +196,10 @@ ParsedCommandLine ParseWorkerCommandLine(int argc, const char* const* argv,
     return out;
   }
 
-  auto fail = [&](std::string message) {
+  if (std::string error = ApplyRawFlags(raw, getenv_fn, opts); !error.empty()) {
     out.exit_code = 2;
-    out.message = "warmpool-worker: " + message;
+    out.message = "warmpool-worker: " + error;
     return out;
-  };
-  if (broker.empty()) {
-    const char* env = getenv_fn("CELERY_BROKER_URL");
-    broker = env && *env ? env : "redis://127.0.0.1:6379/0";
-  }
-  if (backend.empty()) {
-    const char* env = getenv_fn("CELERY_RESULT_BACKEND");
-    backend = env && *env ? env : broker;
-  }
-  std::string error;
-  auto b = ParseRedisUrl(broker, &error);
-  if (!b) return fail("--broker: " + error);
-  auto r = ParseRedisUrl(backend, &error);
-  if (!r) return fail("--result-backend: " + error);
-  opts.broker = *b;
-  opts.result_backend = *r;
-  if (!queues.empty()) opts.queues = SplitComma(queues);
-  if (opts.queues.empty()) return fail("-Q/--queues: at least one queue name is required");
-  if (opts.hostname.empty()) opts.hostname = DefaultHostname();
-  opts.grace = std::chrono::duration<double>(grace);
-  opts.visibility_timeout = std::chrono::duration<double>(visibility);
-  opts.log_format = *ParseLogFormat(log_format);
-  opts.acks_late = !early_ack;
-  opts.heartbeat = !without_heartbeat;
-  opts.remote_control = !without_control;
-  if (time_limit > 0) opts.time_limit = time_limit;
-  if (soft_time_limit > 0) opts.soft_time_limit = soft_time_limit;
-  opts.result_expires = std::chrono::seconds(result_expires);
-  if (opts.deadletter_key.empty()) return fail("--deadletter-key must not be empty");
-  if (opts.imagery_allow_remote.empty()) {
-    const char* env = getenv_fn("WARMPOOL_IMAGERY_ALLOW_REMOTE");
-    if (env && *env) opts.imagery_allow_remote = SplitComma({env});
-  } else {
-    opts.imagery_allow_remote = SplitComma(opts.imagery_allow_remote);
   }
   out.options = std::move(opts);
   return out;
