@@ -116,19 +116,11 @@ std::string Abbreviate(std::string_view value, size_t keep) {
   return std::string(value.substr(0, keep)) + "... (" + std::to_string(value.size()) + " bytes)";
 }
 
-Status ParseScalerMetadata(const std::map<std::string, std::string>& raw, ParsedMetadata* out) {
-  static const std::set<std::string> kKnown = {
-      "redis",           "redisAddress",       "queues",
-      "keyPrefix",       "priorityLevels",     "countInFlight",
-      "tasksPerReplica", "activationBacklog",  "minWarmReplicas",
-      "maxReplicas",     "keepAlive",          "coldStartSeconds",
-      "waitCostPerHour", "replicaCostPerHour", "nodeUnneededSeconds",
-      "warmWindows",     "drainSeconds",       "taskSeconds",
-      "prewarm",         "etaPrewarm"};
-  ParsedMetadata parsed;
-  ScalerMetadata& m = parsed.metadata;
-  Parser p{raw, {}};
+namespace {
 
+// Where the backlog lives: the Redis connection, queues, key prefix and priority levels.
+void ParseConnectionKeys(const std::map<std::string, std::string>& raw, Parser& p,
+                         ScalerMetadata& m) {
   if (auto it = raw.find("redis"); it != raw.end()) {
     m.redis = Trim(it->second);
     if (m.redis.empty()) p.Bad("redis", it->second, "must name a connection given with --redis");
@@ -177,12 +169,19 @@ Status ParseScalerMetadata(const std::map<std::string, std::string>& raw, Parsed
       m.priority_levels = std::move(levels);
     }
   }
+}
+
+// How the backlog becomes replicas.
+void ParseSizingKeys(Parser& p, ScalerMetadata& m) {
   p.Bool("countInFlight", &m.count_in_flight);
   p.Int("tasksPerReplica", 1, &m.tasks_per_replica);
   p.Int("activationBacklog", 0, &m.activation_backlog);
   p.Int("minWarmReplicas", 0, &m.min_warm_replicas);
   p.Int("maxReplicas", 1, &m.max_replicas);
+}
 
+// The warm-pool policy keys.
+void ParsePolicyKeys(const std::map<std::string, std::string>& raw, Parser& p, ScalerMetadata& m) {
   // Warm-pool policy keys.
   if (auto it = raw.find("keepAlive"); it != raw.end()) {
     std::string v = Trim(it->second);
@@ -237,8 +236,11 @@ Status ParseScalerMetadata(const std::map<std::string, std::string>& raw, Parsed
     }
   }
   p.Bool("etaPrewarm", &m.eta_prewarm);
+}
 
-  // Cross-field rules (STYLE 9: one place).
+// Cross-field rules, in one place.
+void CheckCrossFieldRules(const std::map<std::string, std::string>& raw, Parser& p,
+                          const ScalerMetadata& m) {
   if (m.min_warm_replicas > m.max_replicas) {
     p.problems.push_back("minWarmReplicas=\"" + std::to_string(m.min_warm_replicas) +
                          "\": must not exceed maxReplicas (" + std::to_string(m.max_replicas) +
@@ -256,6 +258,26 @@ Status ParseScalerMetadata(const std::map<std::string, std::string>& raw, Parsed
       break;
     }
   }
+}
+
+}  // namespace
+
+Status ParseScalerMetadata(const std::map<std::string, std::string>& raw, ParsedMetadata* out) {
+  static const std::set<std::string> kKnown = {
+      "redis",           "redisAddress",       "queues",
+      "keyPrefix",       "priorityLevels",     "countInFlight",
+      "tasksPerReplica", "activationBacklog",  "minWarmReplicas",
+      "maxReplicas",     "keepAlive",          "coldStartSeconds",
+      "waitCostPerHour", "replicaCostPerHour", "nodeUnneededSeconds",
+      "warmWindows",     "drainSeconds",       "taskSeconds",
+      "prewarm",         "etaPrewarm"};
+  ParsedMetadata parsed;
+  ScalerMetadata& m = parsed.metadata;
+  Parser p{raw, {}};
+  ParseConnectionKeys(raw, p, m);
+  ParseSizingKeys(p, m);
+  ParsePolicyKeys(raw, p, m);
+  CheckCrossFieldRules(raw, p, m);
 
   if (!p.problems.empty()) {
     std::string msg = "invalid ScaledObject metadata: ";
