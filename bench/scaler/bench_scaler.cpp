@@ -84,6 +84,9 @@ externalscaler::ScaledObjectRef Ref(int so, const Config& cfg) {
   ref.set_name(Numbered("so", so));
   ref.set_namespace_("bench");
   (*ref.mutable_scalermetadata())["queues"] = Numbered("q", so % cfg.queue_sets);
+  // Plain backlog sizing, so every answer is known: ceil(3 pending / 1) = 3. (The default drain
+  // target asks 1 replica for 3 tasks of unknown, short duration: policy/warm_policy.cpp.)
+  (*ref.mutable_scalermetadata())["drainSeconds"] = "off";
   (*ref.mutable_scalermetadata())["scalerAddress"] = "warmpool-scaler:6000";
   return ref;
 }
