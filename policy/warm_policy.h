@@ -34,7 +34,8 @@ struct Decision {
 
 bool operator==(const Decision& a, const Decision& b);
 
-// Break-even time of one cold start, in seconds (ski rental: Karlin et al., "Competitive snoopy caching", 1988):
+// Break-even time of one cold start, in seconds (ski rental: Karlin et al., "Competitive snoopy
+// caching", 1988):
 //   coldStartSeconds * (1 + waitCostPerHour / replicaCostPerHour * max(1, state.burst_work))
 // i.e. the GPU time a cold start bills plus the price of the expected burst waiting for it.
 double BreakEvenSeconds(const ScalerMetadata& spec, const PolicyState& state);

@@ -6,9 +6,9 @@
 #include <string>
 #include <vector>
 
+#include "common/status.h"
 #include "redis/pool.h"
 #include "redis/url.h"
-#include "common/status.h"
 
 namespace warmpool::scaler {
 

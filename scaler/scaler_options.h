@@ -7,8 +7,8 @@
 #include <vector>
 
 #include "common/logging.h"
-#include "redis/url.h"
 #include "common/status.h"
+#include "redis/url.h"
 
 namespace warmpool::scaler {
 

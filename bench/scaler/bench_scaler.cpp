@@ -22,9 +22,9 @@
 #include <grpcpp/grpcpp.h>
 
 #include "bench/scaler/soak_stats.h"
+#include "externalscaler.grpc.pb.h"
 #include "redis/connection.h"
 #include "redis/url.h"
-#include "externalscaler.grpc.pb.h"
 #include "tests/integration/scaler/grpc_probe.h"
 #include "tests/integration/scaler/scaler_fixture.h"
 #include "tests/support/process.h"

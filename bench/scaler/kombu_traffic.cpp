@@ -6,8 +6,8 @@
 #include <queue>
 #include <random>
 
-#include "common/json_parse.h"
 #include "celery/kombu_keys.h"
+#include "common/json_parse.h"
 #include "redis/connection.h"
 #include "redis/errors.h"
 

@@ -12,8 +12,8 @@
 #include <string>
 #include <unistd.h>
 
-#include "worker/tasks/builtin_tasks.h"
 #include "worker/task_registry.h"
+#include "worker/tasks/builtin_tasks.h"
 
 namespace warmpool::worker {
 

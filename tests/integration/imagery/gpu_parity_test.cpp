@@ -3,10 +3,10 @@
 // none); scripts/gpu-check.sh checks the same on a GPU machine without the Debian packages.
 #include <catch2/catch.hpp>
 
-#include "tests/support/skip_test.h"
 #include "imagery/change_detection.h"
 #include "imagery/cuda/gpu_backend.h"
 #include "imagery/testing/synthetic_pair.h"
+#include "tests/support/skip_test.h"
 
 namespace warmpool::imagery {
 namespace {

@@ -11,8 +11,8 @@
 #include <catch2/catch.hpp>
 #include <gdal_utils.h>
 
-#include "tests/support/temp_dir.h"
 #include "tests/support/skip_test.h"
+#include "tests/support/temp_dir.h"
 #include "worker/tasks/change_detection_task.h"
 
 namespace warmpool::imagery {

@@ -21,9 +21,7 @@ namespace {
 using json = nlohmann::json;
 using namespace std::chrono_literals;
 
-std::string SynthBinary() {
-  return std::string(WARMPOOL_BINARY_DIR) + "/imagery/warmpool-synth";
-}
+std::string SynthBinary() { return std::string(WARMPOOL_BINARY_DIR) + "/imagery/warmpool-synth"; }
 
 TEST_CASE("imagery.change_detection from Python Celery: result, outputs, clear failures",
           "[imagery][integration]") {

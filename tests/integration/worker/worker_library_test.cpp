@@ -5,8 +5,8 @@
 #include <catch2/catch.hpp>
 
 #include "tests/integration/worker/worker_fixture.h"
-#include "worker/tasks/builtin_tasks.h"
 #include "worker/task_registry.h"
+#include "worker/tasks/builtin_tasks.h"
 #include "worker/worker.h"
 
 namespace warmpool::testing {
