@@ -8,11 +8,11 @@
 #include <spdlog/spdlog.h>
 
 #include "common/logging.h"
-#include "worker/tasks/builtin_tasks.h"
-#include "worker/cpu_budget.h"
 #include "imagery/path_policy.h"
-#include "worker/tasks/imagery_tasks.h"
+#include "worker/cpu_budget.h"
 #include "worker/task_registry.h"
+#include "worker/tasks/builtin_tasks.h"
+#include "worker/tasks/imagery_tasks.h"
 #include "worker/worker.h"
 #include "worker/worker_options.h"
 

@@ -6,9 +6,9 @@
 #include <hiredis/hiredis.h>
 
 #include "celery/base64.h"
+#include "celery/kombu_keys.h"
 #include "celery/message.h"
 #include "common/json_parse.h"
-#include "celery/kombu_keys.h"
 #include "common/logging.h"
 #include "redis/connection.h"
 #include "redis/errors.h"

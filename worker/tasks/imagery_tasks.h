@@ -1,7 +1,7 @@
 #pragma once
 
-#include "worker/tasks/change_detection_task.h"
 #include "worker/task_registry.h"
+#include "worker/tasks/change_detection_task.h"
 
 namespace warmpool::worker {
 

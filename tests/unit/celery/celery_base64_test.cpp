@@ -1,8 +1,8 @@
-#include "celery/base64.h"
-
 #include <string>
 
 #include <catch2/catch.hpp>
+
+#include "celery/base64.h"
 
 namespace warmpool::celery {
 namespace {

@@ -1,7 +1,7 @@
-#include "celery/result.h"
-
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
+
+#include "celery/result.h"
 
 namespace warmpool::celery {
 namespace {

@@ -1,6 +1,6 @@
-#include "celery/time.h"
-
 #include <catch2/catch.hpp>
+
+#include "celery/time.h"
 
 namespace warmpool::celery {
 namespace {

@@ -5,10 +5,10 @@
 
 #include <catch2/catch.hpp>
 
-#include "tests/support/temp_dir.h"
 #include "imagery/change_outputs.h"
 #include "imagery/raster_io.h"
 #include "imagery/testing/synthetic_pair.h"
+#include "tests/support/temp_dir.h"
 
 namespace warmpool::imagery {
 namespace {

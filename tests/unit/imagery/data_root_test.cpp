@@ -14,9 +14,9 @@
 
 #include <catch2/catch.hpp>
 
-#include "tests/support/temp_dir.h"
 #include "imagery/imagery_error.h"
 #include "imagery/path_policy.h"
+#include "tests/support/temp_dir.h"
 
 namespace warmpool::imagery {
 namespace {

@@ -9,8 +9,8 @@
 #include <cpl_error.h>
 #include <gdal.h>
 
-#include "tests/support/temp_dir.h"
 #include "imagery/strip_source.h"
+#include "tests/support/temp_dir.h"
 
 namespace warmpool::imagery {
 namespace {
