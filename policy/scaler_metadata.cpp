@@ -5,8 +5,9 @@
 #include <cmath>
 #include <cstdlib>
 #include <functional>
-#include <set>
 #include <string_view>
+
+#include "policy/metadata_keys.h"
 
 namespace warmpool::policy {
 namespace {
@@ -63,18 +64,21 @@ bool ParseBool(std::string_view text, bool* out) {
   return false;
 }
 
-// Keys KEDA itself puts in scalerMetadata (external scaler trigger), accepted silently.
-bool IsKedaKey(const std::string& key) {
-  return key == "scalerAddress" || key == "enableTLS" || key == "unsafeSsl" ||
-         (key.size() > 7 && key.ends_with("FromEnv"));
-}
-
 struct Parser {
   const std::map<std::string, std::string>& raw;
+  const std::map<std::string, std::string>& written_as;  // `x` -> `xFromEnv`
   std::vector<std::string> problems;
 
+  // The key as the ScaledObject spells it.
+  std::string Name(const std::string& key) const {
+    auto it = written_as.find(key);
+    return it == written_as.end() ? key : it->second;
+  }
+
   void Bad(const std::string& key, const std::string& value, const std::string& want) {
-    problems.push_back(key + "=\"" + Abbreviate(value) + "\": " + Abbreviate(want, 400));
+    std::string problem = Name(key);
+    problem.append("=\"").append(Abbreviate(value)).append("\": ").append(Abbreviate(want, 400));
+    problems.push_back(std::move(problem));
   }
 
   void Int(const char* key, int64_t min, int64_t* field) {
@@ -242,9 +246,9 @@ void ParsePolicyKeys(const std::map<std::string, std::string>& raw, Parser& p, S
 void CheckCrossFieldRules(const std::map<std::string, std::string>& raw, Parser& p,
                           const ScalerMetadata& m) {
   if (m.min_warm_replicas > m.max_replicas) {
-    p.problems.push_back("minWarmReplicas=\"" + std::to_string(m.min_warm_replicas) +
-                         "\": must not exceed maxReplicas (" + std::to_string(m.max_replicas) +
-                         ")");
+    std::string want = "must not exceed maxReplicas (";
+    want.append(std::to_string(m.max_replicas)).append(")");
+    p.Bad("minWarmReplicas", std::to_string(m.min_warm_replicas), want);
   }
   if (m.wait_cost_per_hour > 0 && m.replica_cost_per_hour <= 0) {
     p.Bad("waitCostPerHour", raw.at("waitCostPerHour"),
@@ -262,18 +266,12 @@ void CheckCrossFieldRules(const std::map<std::string, std::string>& raw, Parser&
 
 }  // namespace
 
-Status ParseScalerMetadata(const std::map<std::string, std::string>& raw, ParsedMetadata* out) {
-  static const std::set<std::string> kKnown = {
-      "redis",           "redisAddress",       "queues",
-      "keyPrefix",       "priorityLevels",     "countInFlight",
-      "tasksPerReplica", "activationBacklog",  "minWarmReplicas",
-      "maxReplicas",     "keepAlive",          "coldStartSeconds",
-      "waitCostPerHour", "replicaCostPerHour", "nodeUnneededSeconds",
-      "warmWindows",     "drainSeconds",       "taskSeconds",
-      "prewarm",         "etaPrewarm"};
+Status ParseScalerMetadata(const std::map<std::string, std::string>& given, ParsedMetadata* out) {
+  const ResolvedKeys keys = ResolveMetadataKeys(given);
+  const std::map<std::string, std::string>& raw = keys.values;
   ParsedMetadata parsed;
   ScalerMetadata& m = parsed.metadata;
-  Parser p{raw, {}};
+  Parser p{raw, keys.written_as, keys.unknown};
   ParseConnectionKeys(raw, p, m);
   ParseSizingKeys(p, m);
   ParsePolicyKeys(raw, p, m);
@@ -286,9 +284,6 @@ Status ParseScalerMetadata(const std::map<std::string, std::string>& raw, Parsed
       msg += p.problems[i];
     }
     return Status::InvalidArgument(msg);
-  }
-  for (const auto& [key, value] : raw) {
-    if (!kKnown.count(key) && !IsKedaKey(key)) parsed.unknown_keys.push_back(key);
   }
   *out = std::move(parsed);
   return Status::Ok();

@@ -65,18 +65,23 @@ struct ScalerMetadata {
 
 struct ParsedMetadata {
   ScalerMetadata metadata;
-  // Keys neither warmpool's nor KEDA's (scalerAddress, enableTLS, unsafeSsl, *FromEnv): the
-  // caller logs each once as a warning.
-  std::vector<std::string> unknown_keys;
 };
 
 // `value` as error messages and logs echo it: whole up to `keep` bytes, else its first `keep`
 // bytes + "... (N bytes)", so a hostile 1 MB value never travels back whole. Pure.
 std::string Abbreviate(std::string_view value, size_t keep = 200);
 
-// Parses KEDA's `scalerMetadata` map. On error returns InvalidArgument whose message names every
-// bad key and its value (abbreviated; all problems joined with "; "), and leaves *out untouched.
-// Pure.
+// Parses KEDA's `scalerMetadata` map, as KEDA's external scaler sends it
+// (kedacore/keda pkg/scalers/external_scaler.go, parseExternalScalerMetadata):
+// - `xFromEnv` is read as `x`. KEDA resolves the environment variable named by the trigger's
+//   `xFromEnv: VAR` from the scale target's containers and sends the resolved value under the
+//   key `xFromEnv`; an unset or empty variable drops the key (so `x` takes its default). An
+//   explicit `x` wins over `xFromEnv`.
+// - KEDA's own keys (scalerAddress, enableTLS, unsafeSsl, and the older tlsCertFile), and their
+//   FromEnv forms, are accepted and ignored.
+// - Any other key is an error: "unknown metadata key 'queue' (did you mean 'queues'?)".
+// On error returns InvalidArgument whose message names every unknown or bad key and its value
+// (abbreviated; all problems joined with "; "), and leaves *out untouched. Pure.
 Status ParseScalerMetadata(const std::map<std::string, std::string>& raw, ParsedMetadata* out);
 
 }  // namespace warmpool::policy

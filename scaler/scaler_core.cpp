@@ -78,11 +78,6 @@ size_t ScalerCore::cached_plans() const {
   return plan_count_;
 }
 
-size_t ScalerCore::warned_keys() const {
-  std::shared_lock lock(metadata_mu_);
-  return warned_keys_.size();
-}
-
 Status ScalerCore::Plan(const MetadataView& view, std::shared_ptr<const ScalerPlan>* out) {
   if (Status s = CheckMetadataSize(view); !s.ok()) return s;
   const uint64_t hash = HashMetadata(view);
@@ -130,16 +125,6 @@ Status ScalerCore::Plan(const MetadataView& view, std::shared_ptr<const ScalerPl
   plan->metric_name = MetricNameFor(md);
 
   std::unique_lock lock(metadata_mu_);
-  for (const auto& unknown : plan->parsed.unknown_keys) {
-    if (warned_keys_.size() >= options_.max_warned_keys) break;
-    if (warned_keys_.insert(unknown).second) {
-      const bool last = warned_keys_.size() == options_.max_warned_keys;
-      LogEvent(spdlog::level::warn, "unknown_metadata_key",
-               {{"key", policy::Abbreviate(unknown)},
-                {"hint", last ? "ignored; see README; no more such warnings"
-                              : "ignored; see README for the keys warmpool reads"}});
-    }
-  }
   if (plan_count_ >= options_.max_cached_plans ||
       plan_bytes_ + bytes > options_.max_cached_plan_bytes) {
     plans_.clear();  // crude but bounded: legitimate plans are re-parsed on their next call

@@ -6,7 +6,6 @@
 #include <memory>
 #include <mutex>
 #include <optional>
-#include <set>
 #include <shared_mutex>
 #include <string>
 #include <string_view>
@@ -63,7 +62,6 @@ class ScalerCore {
     // Bounds on what requests can make the scaler hold (any client of the port can send them).
     size_t max_cached_plans = 1024;
     size_t max_cached_plan_bytes = 4 << 20;
-    size_t max_warned_keys = 100;
     size_t max_targets = 1024;
     size_t readers_per_connection = 4;
     ObjectStates::Options objects{};
@@ -104,7 +102,6 @@ class ScalerCore {
 
   uint64_t redis_reads() const { return probe_.reads(); }
   size_t cached_plans() const;
-  size_t warned_keys() const;
   size_t tracked_objects() const { return objects_.size(); }
   size_t probe_targets() const { return probe_.targets(); }
 
@@ -143,7 +140,6 @@ class ScalerCore {
   std::unordered_map<uint64_t, std::vector<CachedPlan>> plans_;  // guarded by metadata_mu_
   size_t plan_count_ = 0;                                        // guarded by metadata_mu_
   size_t plan_bytes_ = 0;                                        // guarded by metadata_mu_
-  std::set<std::string> warned_keys_;                            // guarded by metadata_mu_
 
   std::mutex timings_mu_;
   struct Timing {

@@ -2,6 +2,8 @@
 
 #include <catch2/catch.hpp>
 
+#include "policy/metadata_keys.h"
+
 namespace warmpool::policy {
 namespace {
 
@@ -47,17 +49,64 @@ TEST_CASE("Every key is read", "[metadata]") {
   CHECK(m.activation_backlog == 2);
   CHECK(m.min_warm_replicas == 1);
   CHECK(m.max_replicas == 8);
-  CHECK(parsed.unknown_keys.empty());
   CHECK(MustParse({{"redis", "primary"}}).metadata.redis == "primary");
 }
 
-TEST_CASE("KEDA's own keys pass silently, unknown keys are reported", "[metadata]") {
-  auto parsed = MustParse({{"scalerAddress", "warmpool:6000"},
-                           {"enableTLS", "false"},
-                           {"unsafeSsl", "true"},
-                           {"passwordFromEnv", "x"},
-                           {"listLength", "5"}});
-  CHECK(parsed.unknown_keys == std::vector<std::string>{"listLength"});
+Status ParseError(const std::map<std::string, std::string>& raw) {
+  ParsedMetadata out;
+  out.metadata.queues = {"untouched"};
+  Status s = ParseScalerMetadata(raw, &out);
+  CHECK(out.metadata.queues == std::vector<std::string>{"untouched"});
+  return s;
+}
+
+TEST_CASE("KEDA's own keys and their FromEnv forms pass silently", "[metadata][keda]") {
+  auto m = MustParse({{"scalerAddress", "warmpool:6000"},
+                      {"enableTLS", "false"},
+                      {"unsafeSsl", "true"},
+                      {"tlsCertFile", "/certs/ca.pem"},
+                      {"scalerAddressFromEnv", "warmpool:6000"},
+                      {"queues", "gpu"}})
+               .metadata;
+  CHECK(m.queues == std::vector<std::string>{"gpu"});
+}
+
+// Finding 1 of issue 19: KEDA sends `queuesFromEnv: gpu` (the resolved variable) and warmpool
+// watched the default queue `celery`.
+TEST_CASE("xFromEnv is read as x and an explicit x wins", "[metadata][keda]") {
+  auto m = MustParse({{"queuesFromEnv", "gpu"}, {"tasksPerReplicaFromEnv", "2"}}).metadata;
+  CHECK(m.queues == std::vector<std::string>{"gpu"});
+  CHECK(m.tasks_per_replica == 2);
+  m = MustParse({{"queues", "cpu"}, {"queuesFromEnv", "gpu"}}).metadata;
+  CHECK(m.queues == std::vector<std::string>{"cpu"});
+  m = MustParse({{"maxReplicasFromEnv", "3"}, {"maxReplicas", "7"}}).metadata;
+  CHECK(m.max_replicas == 7);
+  // A bad value names the key as the ScaledObject writes it.
+  Status s = ParseError({{"tasksPerReplicaFromEnv", "two"}});
+  REQUIRE(s.code() == Status::Code::kInvalidArgument);
+  CHECK_THAT(s.message(), Catch::Contains("tasksPerReplicaFromEnv=\"two\""));
+}
+
+// Finding 2 of issue 19: `queue: gpu` was logged and the default queue `celery` watched.
+TEST_CASE("An unknown key is INVALID_ARGUMENT naming the closest known key", "[metadata][keda]") {
+  Status s = ParseError({{"queue", "gpu"}});
+  REQUIRE(s.code() == Status::Code::kInvalidArgument);
+  CHECK_THAT(s.message(), Catch::Contains("unknown metadata key 'queue' (did you mean 'queues'?)"));
+  s = ParseError({{"queueFromEnv", "gpu"}});
+  CHECK_THAT(s.message(), Catch::Contains("'queueFromEnv' (did you mean 'queuesFromEnv'?)"));
+  s = ParseError({{"TasksPerReplica", "2"}, {"listLength", "5"}, {"maxReplicas", "0"}});
+  CHECK_THAT(s.message(), Catch::Contains("'TasksPerReplica' (did you mean 'tasksPerReplica'?)"));
+  CHECK_THAT(s.message(), Catch::Contains("'listLength'"));
+  CHECK_THAT(s.message(), Catch::Contains("maxReplicas=\"0\""));
+  s = ParseError({{"passwordFromEnv", "secret"}});
+  CHECK_THAT(s.message(), Catch::Contains("unknown metadata key 'passwordFromEnv'"));
+  CHECK(s.message().find("secret") == std::string::npos);
+  CHECK(ClosestKnownKey("scalerAdress") == "scalerAddress");
+  CHECK(ClosestKnownKey("coldStartSecodns") == "coldStartSeconds");
+  CHECK(ClosestKnownKey("ketPrefix") == "keyPrefix");
+  // A long key is compared by its first 64 bytes and echoed abbreviated.
+  s = ParseError({{std::string(100'000, 'q'), "1"}});
+  CHECK(s.message().size() < 300);
 }
 
 struct BadCase {
@@ -131,7 +180,6 @@ TEST_CASE("Warm-pool keys are read", "[metadata][v2]") {
                            {"prewarm", "Off"},
                            {"etaPrewarm", "false"}});
   const auto& m = parsed.metadata;
-  CHECK(parsed.unknown_keys.empty());
   CHECK(m.keep_alive_seconds == 600);
   CHECK(m.cold_start_seconds == 420);
   CHECK(m.wait_cost_per_hour == 1.5);
