@@ -23,7 +23,7 @@ bool IsActiveStream::Poll() {
   if (!result) return false;
   const Status& s = *result;
   std::unique_lock lock(mu_);
-  if (finished_ || cancelled_) return true;
+  if (finished_ || cancelled_ || shutting_down_) return true;
   if (s.code() == Status::Code::kInvalidArgument) {
     FinishLocked(ToGrpc(s));  // bad metadata will not fix itself
     return true;
@@ -52,11 +52,17 @@ bool IsActiveStream::Poll() {
   return true;
 }
 
+void IsActiveStream::FinishForShutdown() {
+  std::lock_guard lock(mu_);
+  shutting_down_ = true;
+  if (!write_in_flight_ && !finished_) FinishLocked(grpc::Status::OK);
+}
+
 void IsActiveStream::OnWriteDone(bool ok) {
   std::lock_guard lock(mu_);
   write_in_flight_ = false;
   if (!ok) cancelled_ = true;
-  if (cancelled_ && !finished_) FinishLocked(grpc::Status::OK);
+  if ((cancelled_ || shutting_down_) && !finished_) FinishLocked(grpc::Status::OK);
 }
 
 void IsActiveStream::OnCancel() {

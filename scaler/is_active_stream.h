@@ -22,6 +22,10 @@ class IsActiveStream final : public grpc::ServerWriteReactor<externalscaler::IsA
   // Evaluates once and writes if due; never waits for Redis. False when the reading is not ready
   // yet (poll again after a read completes). Called by the hub thread only.
   bool Poll();
+  // The server is stopping: finish with OK (a clean EOF, after a write in flight completes), so
+  // KEDA reconnects after 2 s instead of doubling its retry wait (kedacore/keda
+  // pkg/scalers/external_scaler.go, runStreamIsActive). Idempotent. Called by the hub thread.
+  void FinishForShutdown();
 
   void OnWriteDone(bool ok) override;
   void OnCancel() override;
@@ -41,6 +45,7 @@ class IsActiveStream final : public grpc::ServerWriteReactor<externalscaler::IsA
   bool write_in_flight_ = false;                          // guarded by mu_
   bool finished_ = false;                                 // guarded by mu_
   bool cancelled_ = false;                                // guarded by mu_
+  bool shutting_down_ = false;                            // guarded by mu_
   bool has_sent_ = false;                                 // guarded by mu_
   bool last_sent_ = false;                                // guarded by mu_
   std::chrono::steady_clock::time_point last_send_time_;  // guarded by mu_

@@ -180,6 +180,10 @@ int RunScalerServer(const ScalerOptions& options) {
   LogEvent(spdlog::level::info, "stopping", {{"signal", sig == SIGTERM ? "SIGTERM" : "SIGINT"}});
   readiness.Stop();
   health->Shutdown();  // probes see NOT_SERVING while we drain
+  // Streams end with OK before the drain: KEDA resets its StreamIsActive retry wait to 2 s only
+  // on a clean EOF and doubles it (up to 60 s) on an error, such as the drain's UNAVAILABLE.
+  const bool streams_done = hub.FinishAll(std::chrono::seconds(2));
+  if (!streams_done) LogEvent(spdlog::level::warn, "streams_not_finished", {});
   server->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(5));
   server->Wait();
   hub.Stop();

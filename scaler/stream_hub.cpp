@@ -24,12 +24,20 @@ void StreamHub::Unregister(IsActiveStream* stream) {
   cv_.wait(lock, [&] { return polling_ != stream; });
   streams_.erase(stream);
   waiting_.erase(stream);
+  cv_.notify_all();  // FinishAll waits for the last one
 }
 
 void StreamHub::Wake() {
   std::lock_guard lock(mu_);
   woken_ = true;  // even with none waiting: a stream may be about to be marked waiting
   cv_.notify_all();
+}
+
+bool StreamHub::FinishAll(std::chrono::milliseconds timeout) {
+  std::unique_lock lock(mu_);
+  finishing_ = true;
+  cv_.notify_all();
+  return cv_.wait_for(lock, timeout, [&] { return streams_.empty(); });
 }
 
 void StreamHub::Stop() {
@@ -47,17 +55,25 @@ void StreamHub::Run() {
   while (!stop_) {
     const bool tick = std::chrono::steady_clock::now() >= next_tick;
     if (tick) next_tick = std::chrono::steady_clock::now() + interval_;
-    // On a tick every stream; otherwise only those waiting for a reading (or new).
-    std::vector<IsActiveStream*> batch(tick ? streams_.begin() : waiting_.begin(),
-                                       tick ? streams_.end() : waiting_.end());
+    // On a tick every stream; otherwise only those waiting for a reading (or new). When
+    // finishing, every stream (FinishForShutdown is idempotent).
+    const bool all = tick || finishing_;
+    std::vector<IsActiveStream*> batch(all ? streams_.begin() : waiting_.begin(),
+                                       all ? streams_.end() : waiting_.end());
     woken_ = false;
     added_ = false;
+    const bool finishing = finishing_;
     for (IsActiveStream* s : batch) {
       if (stop_) break;
       if (!streams_.count(s)) continue;  // finished meanwhile
       polling_ = s;
       lock.unlock();
-      const bool ready = s->Poll();
+      bool ready = true;
+      if (finishing) {
+        s->FinishForShutdown();
+      } else {
+        ready = s->Poll();
+      }
       lock.lock();
       polling_ = nullptr;
       if (streams_.count(s)) {
@@ -69,7 +85,8 @@ void StreamHub::Run() {
       }
       cv_.notify_all();
     }
-    cv_.wait_until(lock, next_tick, [&] { return stop_ || woken_ || added_; });
+    cv_.wait_until(lock, next_tick,
+                   [&] { return stop_ || woken_ || added_ || finishing_ != finishing; });
   }
 }
 

@@ -25,6 +25,10 @@ class StreamHub {
   void Unregister(IsActiveStream* stream);
   // A Redis read completed: poll the streams that were waiting for one.
   void Wake();
+  // The server is stopping: finishes every open stream with OK, and every stream registered
+  // from now on at once, then waits up to `timeout` until all of them are done. True when none
+  // is left open. Before the gRPC server's Shutdown, which would end them with an error.
+  bool FinishAll(std::chrono::milliseconds timeout);
   void Stop();
 
  private:
@@ -38,6 +42,7 @@ class StreamHub {
   IsActiveStream* polling_ = nullptr;  // guarded by mu_
   bool woken_ = false;                 // guarded by mu_
   bool added_ = false;                 // guarded by mu_
+  bool finishing_ = false;             // guarded by mu_: FinishAll was called
   bool stop_ = false;                  // guarded by mu_
   std::thread thread_;
 };
