@@ -1,6 +1,7 @@
 #include "tests/integration/scaler/scaler_fixture.h"
 
 #include <algorithm>
+#include <csignal>
 #include <cstdlib>
 #include <sstream>
 #include <stdexcept>
@@ -23,19 +24,29 @@ ScalerFixture::ScalerFixture(std::vector<std::string> redis_args,
       redis_ptr_(redis_.get()),
       dir_(MakeTempDir("scaler")),
       grpc_port_(FreePort()),
-      metrics_port_(FreePort()) {
-  StartScaler(std::move(scaler_args));
+      metrics_port_(FreePort()),
+      scaler_args_(std::move(scaler_args)) {
+  StartScaler();
 }
 
 ScalerFixture::ScalerFixture(TestRedisServer* shared_redis, std::vector<std::string> scaler_args)
     : redis_ptr_(shared_redis),
       dir_(MakeTempDir("scaler")),
       grpc_port_(FreePort()),
-      metrics_port_(FreePort()) {
-  StartScaler(std::move(scaler_args));
+      metrics_port_(FreePort()),
+      scaler_args_(std::move(scaler_args)) {
+  StartScaler();
 }
 
-void ScalerFixture::StartScaler(std::vector<std::string> scaler_args) {
+int ScalerFixture::Restart() {
+  scaler_->Signal(SIGTERM);
+  const int code = scaler_->Wait(std::chrono::seconds(15));
+  StartScaler();
+  return code;
+}
+
+void ScalerFixture::StartScaler() {
+  std::vector<std::string> scaler_args = scaler_args_;
   std::string password = redis_ptr_->password();
   std::string url = "redis://" + (password.empty() ? "" : ":" + password + "@") +
                     "127.0.0.1:" + std::to_string(redis_ptr_->port()) + "/0";

@@ -29,6 +29,9 @@ class ScalerFixture {
   int grpc_port() const { return grpc_port_; }
   std::string ScalerLog() const { return scaler_->Log(); }
   ChildProcess& scaler() { return *scaler_; }
+  // SIGTERM, wait for a clean exit (0), then the same scaler again on the same ports, healthy.
+  // Returns the old process's exit code.
+  int Restart();
 
   // Sends `count` tasks with Python Celery's send_task; returns their ids.
   std::vector<std::string> SendTasks(const std::string& queue, int count,
@@ -42,13 +45,14 @@ class ScalerFixture {
                         bool* active);
 
  private:
-  void StartScaler(std::vector<std::string> scaler_args);
+  void StartScaler();
 
   std::unique_ptr<TestRedisServer> redis_;  // owned, unless shared
   TestRedisServer* redis_ptr_;
   std::string dir_;
   int grpc_port_;
   int metrics_port_;
+  std::vector<std::string> scaler_args_;
   std::unique_ptr<ChildProcess> scaler_;
   std::shared_ptr<grpc::Channel> channel_;
   std::unique_ptr<externalscaler::ExternalScaler::Stub> stub_;
