@@ -5,6 +5,8 @@
 
 #include <CLI/CLI.hpp>
 
+#include "common/cli.h"
+
 namespace warmpool::scaler {
 
 Status ParseRedisConnections(const std::vector<std::string>& entries,
@@ -105,10 +107,11 @@ bool ParseScalerOptions(int argc, char** argv, ScalerOptions* out, int* exit_cod
   ScalerOptions opts;
   RawFlags raw;
   AddFlags(app, opts, raw);
+  AddVersionFlag(app, "warmpool-scaler");
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    *exit_code = app.exit(e);
+    *exit_code = CliExitCode(app, e);  // 0 after --help/--version, 2 on a usage error
     return false;
   }
   auto format = ParseLogFormat(raw.log_format);

@@ -7,6 +7,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "common/cli.h"
 #include "sim/recorder.h"
 #include "sim/sim_report.h"
 #include "sim/simulator.h"
@@ -76,7 +77,8 @@ int main(int argc, char** argv) {
   record->add_option("--duration-s", rec.duration_s, "how long to record (s)")->required();
   record->add_option("--out", rec.out_path, "CSV file to write")->required();
 
-  CLI11_PARSE(app, argc, argv);
+  warmpool::AddVersionFlag(app, "warmpool-sim");
+  WARMPOOL_CLI_PARSE(app, argc, argv);
 
   if (*gen) {
     sim::Workload w;

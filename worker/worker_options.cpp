@@ -5,6 +5,8 @@
 
 #include <CLI/CLI.hpp>
 
+#include "common/cli.h"
+
 namespace warmpool::worker {
 namespace {
 
@@ -117,7 +119,7 @@ void AddWorkerFlags(CLI::App& app, WorkerOptions& opts, RawWorkerFlags& raw) {
                  "/vsicurl/https://data.example.org/ (repeatable; env "
                  "WARMPOOL_IMAGERY_ALLOW_REMOTE, comma-separated) [default: none: every /vsi "
                  "path is refused]");
-  app.set_version_flag("--version", "warmpool-worker 0.1.0");
+  AddVersionFlag(app, "warmpool-worker");
 }
 
 // Environment defaults, URL parsing and checks; an error message, or "" when `opts` is complete.

@@ -5,6 +5,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "common/cli.h"
 #include "imagery/testing/quality_suite.h"
 
 int main(int argc, char** argv) {
@@ -17,7 +18,8 @@ int main(int argc, char** argv) {
   app.add_option("--size", size, "pair size in pixels")->check(CLI::Range(64, 8192));
   app.add_option("--seeds", seeds, "pairs per scenario")->check(CLI::Range(1, 100));
   app.add_option("--command", command, "command line quoted in the report");
-  CLI11_PARSE(app, argc, argv);
+  warmpool::AddVersionFlag(app, "warmpool-quality");
+  WARMPOOL_CLI_PARSE(app, argc, argv);
   using namespace warmpool::imagery;
   const auto rows = RunQualitySuite(DefaultScenarios(size), DefaultConfigs(), seeds);
   const std::string md = QualityMarkdown(rows, command, size, seeds);

@@ -4,6 +4,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "common/cli.h"
 #include "imagery/imagery_error.h"
 #include "imagery/testing/synthetic_pair.h"
 
@@ -33,7 +34,8 @@ int main(int argc, char** argv) {
   app.add_flag("--identical", o.identical, "after = before exactly");
   app.add_flag("--no-radiometric", no_radiometric, "no gain/offset between dates");
   app.add_flag("--uncompressed", no_compress, "write uncompressed GeoTIFFs");
-  CLI11_PARSE(app, argc, argv);
+  warmpool::AddVersionFlag(app, "warmpool-synth");
+  WARMPOOL_CLI_PARSE(app, argc, argv);
   o.radiometric_change = !no_radiometric;
   try {
     const auto pair = warmpool::imagery::GenerateSyntheticPair(o);

@@ -1,106 +1,76 @@
-// warmpool-keda-probe: calls a running external scaler exactly as KEDA does (GetMetricSpec, then
-// GetMetrics + IsActive) and prints what KEDA and the HPA would see, as one JSON object. For the
-// demo, smoke checks and users without grpcurl. Exit code 0 on success, 1 on an rpc error.
+// warmpool-keda-probe: calls a running external scaler exactly as KEDA does and prints what KEDA
+// and the HPA would see, as JSON. For the demo, smoke checks and users without grpcurl (not
+// packaged for Debian 12). Modes:
+//   (default)        GetMetricSpec, then GetMetrics + IsActive: one JSON object
+//   --health [svc]   grpc.health.v1 Check: exit 0 SERVING, 1 otherwise
+//   --stream         StreamIsActive: one JSON line per message with its latency, until the
+//                    server ends it, Ctrl-C or --stream-seconds
+// Exit codes: 0 success, 1 an rpc error (or not SERVING), 2 a usage error.
 #include <iostream>
 #include <map>
 #include <string>
 
 #include <CLI/CLI.hpp>
-#include <grpcpp/grpcpp.h>
-#include <nlohmann/json.hpp>
 
+#include "common/cli.h"
 #include "externalscaler.grpc.pb.h"
-
-namespace {
-
-nlohmann::json StatusJson(const grpc::Status& s) {
-  return {{"code", static_cast<int>(s.error_code())}, {"message", s.error_message()}};
-}
-
-}  // namespace
+#include "policy/scaler_metadata.h"
+#include "scaler/tools/probe_channel.h"
+#include "scaler/tools/probe_health.h"
+#include "scaler/tools/probe_poll.h"
+#include "scaler/tools/probe_stream.h"
 
 int main(int argc, char** argv) {
+  namespace probe = warmpool::probe;
   CLI::App app{"Calls a KEDA external scaler as KEDA does and prints what KEDA would see."};
-  std::string address = "127.0.0.1:6000", name = "demo", ns = "default";
+  std::string address = "127.0.0.1:6000", name = "demo", ns = "default", health_service;
   std::vector<std::string> meta;
-  double timeout_s = 5;
+  double timeout_s = 5, stream_seconds = 0;
+  bool stream = false;
   app.add_option("--scaler", address, "scalerAddress HOST:PORT")->capture_default_str();
   app.add_option("--name", name, "ScaledObject name")->capture_default_str();
   app.add_option("--namespace", ns, "ScaledObject namespace")->capture_default_str();
-  app.add_option("--meta", meta, "trigger metadata key=value (repeatable)");
+  app.add_option("--meta", meta,
+                 "trigger metadata key=value as KEDA sends it (repeatable; for xFromEnv give "
+                 "the variable's value)");
   app.add_option("--timeout", timeout_s, "per-rpc deadline, seconds")->capture_default_str();
-  CLI11_PARSE(app, argc, argv);
+  auto* health = app.add_option("--health", health_service,
+                                "grpc.health.v1 Check of SERVICE (default: the whole server; "
+                                "the scaler also serves readiness, liveness); exit 0 SERVING")
+                     ->expected(0, 1);
+  auto* stream_flag =
+      app.add_flag("--stream", stream, "watch StreamIsActive, one JSON line per message");
+  app.add_option("--stream-seconds", stream_seconds, "stop --stream after N seconds (0 = never)")
+      ->needs(stream_flag);
+  health->excludes(stream_flag);
+  warmpool::AddVersionFlag(app, "warmpool-keda-probe");
+  WARMPOOL_CLI_PARSE(app, argc, argv);
 
   externalscaler::ScaledObjectRef ref;
   ref.set_name(name);
   ref.set_namespace_(ns);
+  std::map<std::string, std::string> metadata;
   for (const auto& kv : meta) {
     auto eq = kv.find('=');
     if (eq == std::string::npos) {
-      std::cerr << "--meta expects key=value, got '" << kv << "'\n";
+      std::cerr << "warmpool-keda-probe: --meta expects key=value, got '" << kv << "'\n";
       return 2;
     }
-    (*ref.mutable_scalermetadata())[kv.substr(0, eq)] = kv.substr(eq + 1);
+    metadata[kv.substr(0, eq)] = kv.substr(eq + 1);
   }
-  auto stub = externalscaler::ExternalScaler::NewStub(
-      grpc::CreateChannel(address, grpc::InsecureChannelCredentials()));
-  auto deadline = [&] {
-    return std::chrono::system_clock::now() +
-           std::chrono::milliseconds(static_cast<int64_t>(timeout_s * 1000));
-  };
-  nlohmann::ordered_json out;
-  out["scaledObject"] = ns + "/" + name;
+  ref.mutable_scalermetadata()->insert(metadata.begin(), metadata.end());
+  if (!health->count()) {
+    // The scaler's own parser: say what it will refuse, then show its answer as KEDA gets it.
+    warmpool::policy::ParsedMetadata parsed;
+    warmpool::Status s = warmpool::policy::ParseScalerMetadata(metadata, &parsed);
+    if (!s.ok())
+      std::cerr << "warmpool-keda-probe: the scaler will refuse: " << s.message() << "\n";
+  }
 
-  externalscaler::GetMetricSpecResponse spec;
-  {
-    grpc::ClientContext ctx;
-    ctx.set_deadline(deadline());
-    grpc::Status s = stub->GetMetricSpec(&ctx, ref, &spec);
-    if (!s.ok() || spec.metricspecs_size() == 0) {
-      out["error"] = {{"rpc", "GetMetricSpec"}, {"status", StatusJson(s)}};
-      std::cout << out.dump() << std::endl;
-      return 1;
-    }
-  }
-  const auto& metric = spec.metricspecs(0);
-  out["metricName"] = metric.metricname();
-  out["targetSize"] = metric.targetsizefloat() > 0 ? metric.targetsizefloat()
-                                                   : static_cast<double>(metric.targetsize());
-  externalscaler::GetMetricsRequest req;
-  *req.mutable_scaledobjectref() = ref;
-  req.set_metricname(metric.metricname());
-  externalscaler::GetMetricsResponse values;
-  {
-    grpc::ClientContext ctx;
-    ctx.set_deadline(deadline());
-    grpc::Status s = stub->GetMetrics(&ctx, req, &values);
-    if (!s.ok()) {
-      out["error"] = {{"rpc", "GetMetrics"}, {"status", StatusJson(s)}};
-      std::cout << out.dump() << std::endl;
-      return 1;
-    }
-  }
-  double value = 0;
-  for (const auto& v : values.metricvalues()) {
-    value += v.metricvaluefloat() > 0 ? v.metricvaluefloat() : static_cast<double>(v.metricvalue());
-  }
-  out["metricValue"] = value;
-  externalscaler::IsActiveResponse active;
-  {
-    grpc::ClientContext ctx;
-    ctx.set_deadline(deadline());
-    grpc::Status s = stub->IsActive(&ctx, ref, &active);
-    if (!s.ok()) {
-      out["error"] = {{"rpc", "IsActive"}, {"status", StatusJson(s)}};
-      std::cout << out.dump() << std::endl;
-      return 1;
-    }
-  }
-  out["isActive"] = active.result();
-  // What KEDA + the HPA do with it: AverageValue -> ceil(value / target) replicas while active.
-  const double target = out["targetSize"].get<double>();
-  int64_t replicas = static_cast<int64_t>(std::ceil(value / (target > 0 ? target : 1)));
-  out["hpaDesiredReplicas"] = active.result() ? std::max<int64_t>(replicas, 1) : 0;
-  std::cout << out.dump() << std::endl;
-  return 0;
+  probe::BlockStopSignals();  // before gRPC starts its threads
+  auto channel = probe::MakeProbeChannel(address);
+  if (health->count()) return probe::ProbeHealth(channel, health_service, timeout_s);
+  auto stub = externalscaler::ExternalScaler::NewStub(channel);
+  if (stream) return probe::ProbeStream(*stub, ref, stream_seconds);
+  return probe::ProbePoll(*stub, ref, timeout_s);
 }

@@ -6,6 +6,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "common/cli.h"
 #include "common/logging.h"
 #include "worker/tasks/change_detection_task.h"
 #include "worker/tasks/imagery_exceptions.h"
@@ -22,7 +23,8 @@ int main(int argc, char** argv) {
   app.add_option("--strip-rows", cfg.strip_rows, "rows per strip");
   app.add_option("--decode-budget-mb", cfg.whole_decode_max_mb,
                  "pairs up to this many MiB decoded are decoded whole; 0 = strips");
-  CLI11_PARSE(app, argc, argv);
+  warmpool::AddVersionFlag(app, "warmpool-change");
+  WARMPOOL_CLI_PARSE(app, argc, argv);
   warmpool::SetupLogging(warmpool::LogFormat::kText, spdlog::level::info, "warmpool-change");
   try {
     const nlohmann::json kwargs = nlohmann::json::parse(kwargs_text);

@@ -1,0 +1,52 @@
+#!/usr/bin/python3
+"""Every warmpool binary's command-line conventions (common/cli.h): a usage error exits 2 with
+a message on stderr, `--version` prints "NAME VERSION" and exits 0, `--help` exits 0.
+
+usage: check_cli.py VERSION NAME=PATH...
+"""
+import subprocess
+import sys
+
+
+def run(argv):
+    return subprocess.run(argv, capture_output=True, text=True, timeout=30)
+
+
+def check(name, path, version):
+    problems = []
+    bogus = run([path, "--no-such-flag"])
+    if bogus.returncode != 2:
+        problems.append(f"--no-such-flag exited {bogus.returncode}, want 2")
+    if not bogus.stderr.strip() or bogus.stdout.strip():
+        problems.append(f"--no-such-flag: want a message on stderr only, got stdout "
+                        f"{bogus.stdout!r} stderr {bogus.stderr!r}")
+    shown = run([path, "--version"])
+    want = f"{name} {version}"
+    if shown.returncode != 0 or shown.stdout.strip() != want:
+        problems.append(f"--version exited {shown.returncode} printing {shown.stdout!r}, "
+                        f"want 0 and {want!r}")
+    helped = run([path, "--help"])
+    if helped.returncode != 0 or "--version" not in helped.stdout:
+        problems.append(f"--help exited {helped.returncode}, or does not list --version")
+    return problems
+
+
+def main():
+    version, pairs = sys.argv[1], sys.argv[2:]
+    if not pairs:
+        print("no binaries given", file=sys.stderr)
+        return 1
+    failed = False
+    for pair in pairs:
+        name, path = pair.split("=", 1)
+        problems = check(name, path, version)
+        for p in problems:
+            print(f"FAIL {name}: {p}")
+        if not problems:
+            print(f"ok   {name}")
+        failed = failed or bool(problems)
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
