@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "externalscaler.grpc.pb.h"
+#include "scaler/tools/probe_channel.h"
 
 namespace {
 
@@ -29,6 +30,12 @@ int main(int argc, char** argv) {
   app.add_option("--namespace", ns, "ScaledObject namespace")->capture_default_str();
   app.add_option("--meta", meta, "trigger metadata key=value (repeatable)");
   app.add_option("--timeout", timeout_s, "per-rpc deadline, seconds")->capture_default_str();
+  warmpool::probe::ProbeTls tls;
+  app.add_option("--tls-ca", tls.ca, "TLS: PEM CA bundle the scaler's certificate must chain to");
+  app.add_option("--tls-cert", tls.cert, "TLS: client certificate (PEM) for mTLS");
+  app.add_option("--tls-key", tls.key, "TLS: client private key (PEM) of --tls-cert");
+  app.add_option("--tls-server-name", tls.server_name,
+                 "TLS: name the scaler's certificate must hold (default: --scaler's host)");
   CLI11_PARSE(app, argc, argv);
 
   externalscaler::ScaledObjectRef ref;
@@ -42,8 +49,13 @@ int main(int argc, char** argv) {
     }
     (*ref.mutable_scalermetadata())[kv.substr(0, eq)] = kv.substr(eq + 1);
   }
-  auto stub = externalscaler::ExternalScaler::NewStub(
-      grpc::CreateChannel(address, grpc::InsecureChannelCredentials()));
+  std::string channel_error;
+  auto channel = warmpool::probe::MakeProbeChannel(address, tls, &channel_error);
+  if (!channel) {
+    std::cerr << channel_error << "\n";
+    return 2;
+  }
+  auto stub = externalscaler::ExternalScaler::NewStub(channel);
   auto deadline = [&] {
     return std::chrono::system_clock::now() +
            std::chrono::milliseconds(static_cast<int64_t>(timeout_s * 1000));
