@@ -62,9 +62,10 @@ class HealthMirror {
 // Readiness follows Redis: checked at once and every 2 s on its own thread, logged on change.
 class ReadinessChecker {
  public:
-  ReadinessChecker(ConnectionRegistry* registry, HealthMirror* health,
+  // `tls` (nullable): readiness also needs usable TLS files.
+  ReadinessChecker(ConnectionRegistry* registry, HealthMirror* health, TlsFileMonitor* tls,
                    std::chrono::milliseconds timeout)
-      : thread_([this, registry, health, timeout] { Run(registry, health, timeout); }) {}
+      : thread_([this, registry, health, tls, timeout] { Run(registry, health, tls, timeout); }) {}
   ~ReadinessChecker() { Stop(); }
 
   void Stop() {
@@ -77,13 +78,19 @@ class ReadinessChecker {
   }
 
  private:
-  void Run(ConnectionRegistry* registry, HealthMirror* health, std::chrono::milliseconds timeout) {
+  void Run(ConnectionRegistry* registry, HealthMirror* health, TlsFileMonitor* tls,
+           std::chrono::milliseconds timeout) {
     bool last = false, first = true;
     std::unique_lock lock(mu_);
     while (!stopping_) {
       lock.unlock();
       std::string error;
       bool ok = RedisReady(*registry, timeout, &error);
+      std::string tls_error;
+      if (tls != nullptr && !tls->Usable(&tls_error)) {
+        ok = false;
+        error.append(error.empty() ? "" : "; ").append("tls: ").append(tls_error);
+      }
       health->SetServingStatus(kReadinessService, ok);
       if (ok != last || first) {
         LogEvent(ok ? spdlog::level::info : spdlog::level::warn, "readiness",
@@ -150,15 +157,17 @@ std::string CannotListen(const std::string& listen) {
          " (address in use by another process, or not a local address)";
 }
 
-// Server credentials for --listen: TLS when --tls-* is set (files checked first), else
-// plaintext. nullptr (logged) when a TLS file is unusable.
-std::shared_ptr<grpc::ServerCredentials> ListenCredentials(const TlsServerFiles& tls) {
+// Server credentials for --listen: TLS when --tls-* is set (files checked first, then watched
+// by *monitor), else plaintext. nullptr (logged) when a TLS file is unusable.
+std::shared_ptr<grpc::ServerCredentials> ListenCredentials(
+    const TlsServerFiles& tls, std::unique_ptr<TlsFileMonitor>* monitor) {
   if (!tls.enabled()) return grpc::InsecureServerCredentials();
   std::string summary;
   if (Status s = CheckTlsFiles(tls, &summary); !s.ok()) {
     LogStartupFailed(s.message());
     return nullptr;
   }
+  *monitor = std::make_unique<TlsFileMonitor>(tls, summary);
   LogEvent(spdlog::level::info, "tls",
            {{"cert", tls.cert},
             {"certificate", summary},
@@ -210,7 +219,8 @@ int RunScalerServer(const ScalerOptions& options) {
     return 1;
   }
 
-  auto credentials = ListenCredentials(options.tls);
+  std::unique_ptr<TlsFileMonitor> tls_monitor;
+  auto credentials = ListenCredentials(options.tls, &tls_monitor);
   if (!credentials) return 1;
   int bound_port = 0;
   std::unique_ptr<grpc::Server> server =
@@ -234,7 +244,7 @@ int RunScalerServer(const ScalerOptions& options) {
   }
   health.SetServingStatus(kLivenessService, true);
   LogStarted(options, bound_port);
-  ReadinessChecker readiness(&registry, &health, options.redis_timeout);
+  ReadinessChecker readiness(&registry, &health, tls_monitor.get(), options.redis_timeout);
 
   int sig = 0;
   sigwait(&signals, &sig);

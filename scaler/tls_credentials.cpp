@@ -12,6 +12,8 @@
 #include <grpcpp/security/tls_certificate_provider.h>
 #include <grpcpp/security/tls_credentials_options.h>
 
+#include "common/logging.h"
+
 namespace warmpool::scaler {
 namespace {
 
@@ -48,11 +50,13 @@ BioPtr MemoryBio(const std::string& data) {
   return BioPtr(BIO_new_mem_buf(data.data(), static_cast<int>(data.size())));
 }
 
-// "subject=..., notAfter=..." of `cert`.
+// "subject=..., serial=..., notAfter=..." of `cert`.
 std::string Describe(X509* cert) {
   BioPtr out(BIO_new(BIO_s_mem()));
   BIO_puts(out.get(), "subject=");
   X509_NAME_print_ex(out.get(), X509_get_subject_name(cert), 0, XN_FLAG_RFC2253);
+  BIO_puts(out.get(), ", serial=");
+  i2a_ASN1_INTEGER(out.get(), X509_get0_serialNumber(cert));
   BIO_puts(out.get(), ", notAfter=");
   ASN1_TIME_print(out.get(), X509_get0_notAfter(cert));
   char* data = nullptr;
@@ -127,6 +131,36 @@ Status CheckTlsFiles(const TlsServerFiles& files, std::string* summary) {
   }
   *summary = Describe(cert.get());
   return Status::Ok();
+}
+
+TlsFileMonitor::TlsFileMonitor(TlsServerFiles files, std::string loaded_summary)
+    : files_(std::move(files)),
+      summary_(std::move(loaded_summary)),
+      next_check_(std::chrono::steady_clock::now() + files_.reload) {}
+
+bool TlsFileMonitor::Usable(std::string* error) {
+  const auto now = std::chrono::steady_clock::now();
+  if (now >= next_check_) {
+    next_check_ = now + files_.reload;
+    std::string summary;
+    Status s = CheckTlsFiles(files_, &summary);
+    if (!s.ok()) {
+      if (s.message() != error_) {
+        LogEvent(spdlog::level::err, "tls_files_invalid",
+                 {{"error", s.message()},
+                  {"note", "new handshakes fail until a matching key and certificate appear"}});
+      }
+      error_ = s.message();
+    } else {
+      if (summary != summary_ || !error_.empty()) {
+        LogEvent(spdlog::level::info, "tls_reloaded", {{"certificate", summary}});
+      }
+      summary_ = summary;
+      error_.clear();
+    }
+  }
+  *error = error_;
+  return error_.empty();
 }
 
 std::shared_ptr<grpc::ServerCredentials> MakeTlsServerCredentials(const TlsServerFiles& files) {

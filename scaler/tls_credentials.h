@@ -34,6 +34,25 @@ bool HasPemBlock(std::string_view pem, std::string_view label);
 // startup log.
 Status CheckTlsFiles(const TlsServerFiles& files, std::string* summary);
 
+// Watches the TLS files next to gRPC's provider. That provider loads whatever pair it finds, and
+// a key that does not match its certificate fails every new handshake until a matching pair
+// appears; so readiness follows the files: Usable() re-checks them (CheckTlsFiles, at most once
+// per `reload`), logs `tls_reloaded` with the new certificate when they changed and are usable,
+// and `tls_files_invalid` naming the problem when they are not.
+class TlsFileMonitor {
+ public:
+  TlsFileMonitor(TlsServerFiles files, std::string loaded_summary);
+  // True while the files on disk form a usable set; *error says why not. Not thread-safe: one
+  // caller (the readiness thread).
+  bool Usable(std::string* error);
+
+ private:
+  TlsServerFiles files_;
+  std::string summary_;  // of the last usable set
+  std::string error_;    // of the last check; empty when usable
+  std::chrono::steady_clock::time_point next_check_;
+};
+
 // TLS (or mTLS with a client CA) server credentials over gRPC's FileWatcherCertificateProvider:
 // the files are re-read every `reload` seconds, so a rotated certificate (cert-manager, or a
 // Secret volume's symlink swap) serves new handshakes while open connections keep theirs.

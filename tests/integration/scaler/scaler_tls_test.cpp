@@ -259,6 +259,32 @@ TEST_CASE("Rotation: new connections get the new certificate, open ones keep wor
   stream_ctx.TryCancel();
 }
 
+TEST_CASE("Rotation to a key that does not match: not ready until a matching pair arrives",
+          "[scaler][tls]") {
+  TlsScaler scaler(/*mtls=*/true);
+  const std::string both = scaler.certs + "/both-cas.pem";
+  std::ofstream(both) << ReadAll(scaler.certs + "/ca.pem") << ReadAll(scaler.certs + "/ca2.pem");
+  ClientFiles files = scaler.Client();
+  files.ca = both;
+  // A half-done rotation: the new certificate with the old key. gRPC loads it and every new
+  // handshake fails, so the replica must leave the Service (readiness) and say why.
+  WriteSecret(scaler.secret, "..v2", scaler.certs + "/server2.pem", scaler.certs + "/server.key");
+  CHECK(WaitFor([&] { return HealthCheck(scaler.health, "readiness") == 2; },
+                std::chrono::seconds(10)));
+  CHECK_THAT(scaler.process->Log(), Catch::Contains("tls_files_invalid"));
+  CHECK_THAT(scaler.process->Log(), Catch::Contains("does not match"));
+  CHECK(HealthCheck(scaler.health, "liveness") == 1);
+  // The matching key arrives: ready again, serving the new certificate.
+  WriteSecret(scaler.secret, "..v3", scaler.certs + "/server2.pem", scaler.certs + "/server2.key");
+  CHECK(WaitFor([&] { return HealthCheck(scaler.health, "readiness") == 1; },
+                std::chrono::seconds(10)));
+  std::string peer;
+  CHECK(WaitFor([&] { return Call(Channel(scaler.port, files), &peer).ok(); },
+                std::chrono::seconds(10)));
+  CHECK(peer == ReadAll(scaler.certs + "/server2.pem"));
+  CHECK_THAT(scaler.process->Log(), Catch::Contains("tls_reloaded"));
+}
+
 TEST_CASE("TLS misconfiguration stops the scaler at startup, naming the file", "[scaler][tls]") {
   std::string certs = MakeCerts();
   TestRedisServer redis;
