@@ -132,8 +132,9 @@ class TlsScaler {
     return {certs + "/ca.pem", certs + "/client.pem", certs + "/client.key"};
   }
 
+  std::string certs;  // first: a skip (no openssl) happens before anything is started
   TestRedisServer redis;
-  std::string certs, secret;
+  std::string secret;
   int port, health_port;
   std::unique_ptr<ChildProcess> process;
   std::shared_ptr<grpc::Channel> health;
