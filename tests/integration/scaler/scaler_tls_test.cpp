@@ -185,6 +185,21 @@ TEST_CASE("TLS without a client CA: server-authenticated TLS, no client certific
   CHECK(Call(Channel(scaler.port, {scaler.certs + "/ca.pem", "", ""})).ok());
 }
 
+TEST_CASE("TLS: the port negotiates ALPN h2, which grpc-go clients (KEDA) require",
+          "[scaler][tls]") {
+  TlsScaler scaler(/*mtls=*/true);
+  // openssl s_client reads stdin until EOF; /dev/null ends the session after the handshake.
+  auto hello =
+      RunCommand({"/bin/sh", "-c",
+                  "openssl s_client -alpn h2 -connect 127.0.0.1:" + std::to_string(scaler.port) +
+                      " -servername localhost -CAfile " + scaler.certs + "/ca.pem -cert " +
+                      scaler.certs + "/client.pem -key " + scaler.certs + "/client.key </dev/null"},
+                 std::chrono::seconds(20));
+  INFO(hello.output);
+  CHECK_THAT(hello.output, Catch::Contains("ALPN protocol: h2"));
+  CHECK_THAT(hello.output, Catch::Contains("Verify return code: 0 (ok)"));
+}
+
 TEST_CASE("The plaintext health listener serves health only", "[scaler][tls]") {
   TlsScaler scaler(/*mtls=*/true);
   CHECK(HealthCheck(scaler.health, "") == 1);
