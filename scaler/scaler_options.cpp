@@ -52,8 +52,30 @@ namespace {
 struct RawFlags {
   std::vector<std::string> redis;
   std::string log_format = "text", log_level = "info";
-  int coalesce_ms = 200, timeout_ms = 1000, stream_ms = 200, resend_s = 5;
+  int coalesce_ms = 200, timeout_ms = 1000, stream_ms = 200, resend_s = 5, tls_reload_s = 30;
 };
+
+// gRPC TLS and the plaintext health listener that kubelet's gRPC probe (no TLS) can reach.
+void AddTlsFlags(CLI::App& app, ScalerOptions& opts, RawFlags& raw) {
+  app.add_option("--tls-cert", opts.tls.cert,
+                 "Serve gRPC over TLS with this PEM certificate chain (re-read when it changes)")
+      ->envname("WARMPOOL_TLS_CERT");
+  app.add_option("--tls-key", opts.tls.key, "PEM private key of --tls-cert")
+      ->envname("WARMPOOL_TLS_KEY");
+  app.add_option("--tls-client-ca", opts.tls.client_ca,
+                 "Require client certificates signed by this PEM CA bundle (mTLS)")
+      ->envname("WARMPOOL_TLS_CLIENT_CA");
+  app.add_option("--tls-reload-s", raw.tls_reload_s,
+                 "Check the TLS files for a new version this often (s)")
+      ->envname("WARMPOOL_TLS_RELOAD_S")
+      ->check(CLI::Range(1, 3600))
+      ->capture_default_str();
+  app.add_option("--health-listen", opts.health_listen,
+                 "Plaintext HOST:PORT serving only grpc.health.v1 (for kubelet's gRPC probe when "
+                 "--listen is TLS), or 'off'")
+      ->envname("WARMPOOL_HEALTH_LISTEN")
+      ->capture_default_str();
+}
 
 // The flag table: every flag, its environment variable, range and help.
 void AddFlags(CLI::App& app, ScalerOptions& opts, RawFlags& raw) {
@@ -96,6 +118,7 @@ void AddFlags(CLI::App& app, ScalerOptions& opts, RawFlags& raw) {
                  "Redis key prefix for the policy state shared by scaler replicas")
       ->envname("WARMPOOL_STATE_PREFIX")
       ->capture_default_str();
+  AddTlsFlags(app, opts, raw);
 }
 
 }  // namespace
@@ -128,6 +151,12 @@ bool ParseScalerOptions(int argc, char** argv, ScalerOptions* out, int* exit_cod
   opts.redis_timeout = std::chrono::milliseconds(raw.timeout_ms);
   opts.stream_interval = std::chrono::milliseconds(raw.stream_ms);
   opts.stream_resend = std::chrono::seconds(raw.resend_s);
+  opts.tls.reload = std::chrono::seconds(raw.tls_reload_s);
+  if (Status s = CheckTlsFlags(opts.tls); !s.ok()) {
+    std::cerr << "warmpool-scaler: " << s.message() << "\n";
+    *exit_code = 2;
+    return false;
+  }
   // A flag's value is one connection, never split (a raw comma may be in its password); only
   // the environment variable is a list, as in the flag's help.
   if (raw.redis.empty()) {

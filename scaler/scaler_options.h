@@ -9,6 +9,7 @@
 #include "common/logging.h"
 #include "common/status.h"
 #include "redis/url.h"
+#include "scaler/tls_credentials.h"
 
 namespace warmpool::scaler {
 
@@ -24,6 +25,8 @@ struct ScalerOptions {
   std::chrono::milliseconds stream_interval{200};  // StreamIsActive poll period
   std::chrono::seconds stream_resend{5};           // StreamIsActive periodic re-send
   std::string state_prefix = "warmpool:";          // Redis prefix of shared policy state
+  TlsServerFiles tls;                              // --tls-*: gRPC over TLS/mTLS when set
+  std::string health_listen = "off";  // plaintext HOST:PORT serving only grpc.health.v1
 };
 
 // Parses "NAME=URL" entries (flags or a comma-separated env value) into named endpoints.

@@ -10,6 +10,7 @@ PACKAGES=(
   libhiredis-dev libspdlog-dev libfmt-dev catch2
   nlohmann-json3-dev libsimdjson-dev libcli11-dev prometheus-cpp-dev libssl-dev
   libopencv-dev libgdal-dev gdal-bin
+  openssl
   redis-server redis-tools
   python3-celery python3-redis python3-grpcio python3-protobuf python3-numpy python3-gdal
   python3-matplotlib python3-yaml

@@ -81,6 +81,7 @@ void Consumer::Loop(const std::function<void()>& each_pass) {
   auto idle_wait = std::chrono::microseconds(500);
   auto error_backoff = std::chrono::milliseconds(100);
   const auto held = [this](const std::string& t) { return state_.Held(t); };
+  auto busy_at = Clock::now();  // --exit-when-idle: last time something was held or taken
 
   while (!state_.shutdown.load()) {
     state_.last_tick.store(Clock::now().time_since_epoch().count());
@@ -109,7 +110,7 @@ void Consumer::Loop(const std::function<void()>& each_pass) {
       }
       {
         std::lock_guard lock(state_.mu);
-        room = options_.prefetch_limit() - state_.reserved;
+        room = state_.RoomLocked(options_.prefetch_limit());
       }
       if (room > 0) got_any = FetchAndHandle(room) > 0;
       state_.ready.store(true);
@@ -123,14 +124,43 @@ void Consumer::Loop(const std::function<void()>& each_pass) {
       std::unique_lock lock(state_.mu);
       state_.main_cv.wait_for(lock, error_backoff, [this] { return state_.shutdown.load(); });
       error_backoff = std::min(error_backoff * 2, std::chrono::milliseconds(2000));
+      busy_at = Clock::now();  // an empty queue is not seen while Redis fails
       continue;
     }
+    if (ExitConditionMet(got_any, &busy_at)) break;
     if (got_any) {
       idle_wait = std::chrono::microseconds(500);
       continue;
     }
     WaitForWork(room, kicks_seen, &idle_wait);
   }
+}
+
+bool Consumer::ExitConditionMet(bool took, Clock::time_point* busy_at) {
+  if (options_.max_tasks == 0 && options_.exit_when_idle <= 0) return false;
+  // Under the fetch lock: no take is between counting a message and holding its job.
+  std::lock_guard fetch_lock(fetch_mu_);
+  std::lock_guard lock(state_.mu);
+  const auto now = Clock::now();
+  if (took || state_.reserved > 0 || !state_.held.empty() || !eta_.empty()) {
+    *busy_at = now;
+    return false;
+  }
+  const auto idle = std::chrono::duration<double>(now - *busy_at);
+  const char* reason = nullptr;
+  if (state_.TaskBudgetSpentLocked()) {
+    reason = "max_tasks";
+  } else if (options_.exit_when_idle > 0 && idle.count() >= options_.exit_when_idle) {
+    reason = "idle";
+  }
+  if (reason == nullptr) return false;
+  state_.shutdown.store(true);
+  LogEvent(spdlog::level::info, "worker_exit_condition",
+           {{"reason", reason},
+            {"taken", state_.taken},
+            {"max_tasks", options_.max_tasks},
+            {"idle_s", idle.count()}});
+  return true;
 }
 
 void Consumer::WaitForWork(int room, uint64_t kicks_seen, std::chrono::microseconds* idle_wait) {
@@ -167,6 +197,14 @@ int Consumer::FetchAndHandle(int room) {
 
 int Consumer::HandleFetchedBatch(std::vector<Fetched> fetched) {
   if (fetched.empty()) return 0;
+  // More than --max-tasks leaves (a take whose room was counted before another's): give the
+  // rest back unstarted.
+  const size_t fit = state_.CountTaken(fetched.size());
+  if (fit < fetched.size()) {
+    GiveBack({fetched.begin() + static_cast<std::ptrdiff_t>(fit), fetched.end()});
+    fetched.resize(fit);
+    if (fetched.empty()) return 0;
+  }
   // kombu round_robin: the queue just consumed goes to the end.
   const std::string last = fetched.back().queue;
   auto it = std::find(queue_order_.begin(), queue_order_.end(), last);
@@ -203,7 +241,7 @@ int Consumer::TryFetchInline() {
   {
     std::lock_guard lock(state_.mu);
     if (!state_.ready_jobs.empty()) return 1;  // more work queued: nothing to take yet
-    room = options_.prefetch_limit() - state_.reserved;
+    room = state_.RoomLocked(options_.prefetch_limit());
   }
   if (room <= 0) return 1;  // full; a finishing job will kick the consumer loop
   try {

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <functional>
 #include <map>
 #include <memory>
@@ -61,6 +62,8 @@ class Consumer {
   std::vector<std::pair<double, std::shared_ptr<Job>>> EtaHeld();
 
  private:
+  // --max-tasks spent or --exit-when-idle reached, with nothing held: sets shutdown, logs why.
+  bool ExitConditionMet(bool took, std::chrono::steady_clock::time_point* busy_at);
   // Waits for a finished job (room), the next ETA, or the poll pause.
   void WaitForWork(int room, uint64_t kicks_seen, std::chrono::microseconds* idle_wait);
   // Takes up to `room` messages and dispatches them. REQUIRES: fetch lock held.

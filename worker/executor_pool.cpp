@@ -258,7 +258,7 @@ int ExecutorPool::FinishInline(std::vector<Finishing>& batch) {
   if (same_server_ && !state_.shutdown.load() && !consumer_.need_recover() &&
       fetch_lock.try_lock() && !state_.shutdown.load()) {
     std::lock_guard lock(state_.mu);
-    request.room = options_.prefetch_limit() - state_.reserved + static_cast<int>(batch.size());
+    request.room = state_.RoomLocked(options_.prefetch_limit(), static_cast<int>(batch.size()));
     if (state_.ready_jobs.empty() && request.room > 0) fetch = &request;
   }
   if (fetch == nullptr) {

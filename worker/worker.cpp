@@ -35,6 +35,7 @@ bool SameServer(const RedisEndpoint& a, const RedisEndpoint& b) {
 Worker::Worker(WorkerOptions options, const TaskRegistry& registry)
     : options_(std::move(options)), registry_(registry) {
   state_ = std::make_unique<WorkerState>();
+  state_->max_tasks = options_.max_tasks;
   metrics_ = std::make_unique<WorkerMetrics>();
   size_t conns = static_cast<size_t>(options_.concurrency) + 4;
   broker_ = std::make_unique<Broker>(

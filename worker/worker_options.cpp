@@ -119,6 +119,16 @@ void AddWorkerFlags(CLI::App& app, WorkerOptions& opts, RawWorkerFlags& raw) {
                  "/vsicurl/https://data.example.org/ (repeatable; env "
                  "WARMPOOL_IMAGERY_ALLOW_REMOTE, comma-separated) [default: none: every /vsi "
                  "path is refused]");
+  app.add_option("--max-tasks", opts.max_tasks,
+                 "Exit 0 after this many tasks finished (results written and acked); never takes "
+                 "more. For one Kubernetes Job per task. 0 = no limit [default: 0]")
+      ->envname("WARMPOOL_MAX_TASKS")
+      ->check(CLI::Range(0L, 1000000000L));
+  app.add_option("--exit-when-idle", opts.exit_when_idle,
+                 "Exit 0 when nothing was held and the queues were empty for this many seconds. "
+                 "0 = never [default: 0]")
+      ->envname("WARMPOOL_EXIT_WHEN_IDLE")
+      ->check(CLI::Range(0.0, 7.0 * 86400));
   AddVersionFlag(app, "warmpool-worker");
 }
 

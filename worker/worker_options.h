@@ -48,6 +48,11 @@ struct WorkerOptions {
   // --imagery-allow-remote (repeatable) / WARMPOOL_IMAGERY_ALLOW_REMOTE (comma-separated): GDAL
   // /vsi prefixes imagery tasks may read; empty = none. Checked by imagery::ParseRemotePrefixes.
   std::vector<std::string> imagery_allow_remote;
+  // --max-tasks: exit 0 once this many messages were taken and finished (results written, acked);
+  // never takes more than that. 0 = no limit. For one Kubernetes Job per task (ScaledJob).
+  long max_tasks = 0;
+  // --exit-when-idle: exit 0 once nothing was held and every queue empty this long (s); 0 = never.
+  double exit_when_idle = 0;
 
   // messages taken at once, excluding ETA-held ones
   int prefetch_limit() const { return concurrency * prefetch_multiplier; }

@@ -1,5 +1,7 @@
 #include "worker/worker_state.h"
 
+#include <algorithm>
+
 namespace warmpool::worker {
 
 bool WorkerState::Held(const std::string& tag) {
@@ -19,6 +21,19 @@ void WorkerState::EnqueueReady(std::shared_ptr<Job> job) {
     ready_jobs.push_back(std::move(job));
   }
   work_cv.notify_one();
+}
+
+int WorkerState::RoomLocked(int prefetch_limit, int extra) const {
+  long room = prefetch_limit - reserved + extra;
+  if (max_tasks > 0) room = std::min(room, max_tasks - taken);
+  return static_cast<int>(room);
+}
+
+size_t WorkerState::CountTaken(size_t n) {
+  std::lock_guard lock(mu);
+  if (max_tasks > 0) n = std::min(n, static_cast<size_t>(std::max(0L, max_tasks - taken)));
+  taken += static_cast<long>(n);
+  return n;
 }
 
 void WorkerState::Kick() {

@@ -47,6 +47,8 @@ struct WorkerState {
   std::vector<std::thread> threads;         // guarded by mu; executor threads, index = slot
   std::vector<Finishing> finish_queue;      // guarded by mu
   bool stop_finisher = false;               // guarded by mu
+  long max_tasks = 0;                       // --max-tasks; 0 = no limit
+  long taken = 0;                           // guarded by mu; messages taken (for --max-tasks)
 
   bool Held(const std::string& tag);
   bool Revoked(const std::string& id);
@@ -54,6 +56,14 @@ struct WorkerState {
   void EnqueueReady(std::shared_ptr<Job> job);
   // Wakes the consumer loop.
   void Kick();
+  // Messages the consumer may take now: the prefetch room (`extra` counts jobs about to be
+  // forgotten), capped by what --max-tasks leaves. REQUIRES: mu held.
+  int RoomLocked(int prefetch_limit, int extra = 0) const;
+  // Counts `n` taken messages against --max-tasks; returns how many of them fit (the rest must be
+  // given back unstarted).
+  size_t CountTaken(size_t n);
+  // --max-tasks reached. REQUIRES: mu held.
+  bool TaskBudgetSpentLocked() const { return max_tasks > 0 && taken >= max_tasks; }
   // A finished (or given up) job: no longer held nor reserved; `kick` wakes the consumer loop
   // for the freed room.
   void Forget(const std::shared_ptr<Job>& job, bool kick);

@@ -43,6 +43,12 @@ int main(int argc, char** argv) {
   app.add_option("--stream-seconds", stream_seconds, "stop --stream after N seconds (0 = never)")
       ->needs(stream_flag);
   health->excludes(stream_flag);
+  probe::ProbeTls tls;
+  app.add_option("--tls-ca", tls.ca, "TLS: PEM CA bundle the scaler's certificate must chain to");
+  app.add_option("--tls-cert", tls.cert, "TLS: client certificate (PEM) for mTLS");
+  app.add_option("--tls-key", tls.key, "TLS: client private key (PEM) of --tls-cert");
+  app.add_option("--tls-server-name", tls.server_name,
+                 "TLS: name the scaler's certificate must hold (default: --scaler's host)");
   warmpool::AddVersionFlag(app, "warmpool-keda-probe");
   WARMPOOL_CLI_PARSE(app, argc, argv);
 
@@ -68,7 +74,12 @@ int main(int argc, char** argv) {
   }
 
   probe::BlockStopSignals();  // before gRPC starts its threads
-  auto channel = probe::MakeProbeChannel(address);
+  std::string channel_error;
+  auto channel = probe::MakeProbeChannel(address, tls, &channel_error);
+  if (!channel) {
+    std::cerr << "warmpool-keda-probe: " << channel_error << "\n";
+    return 2;
+  }
   if (health->count()) return probe::ProbeHealth(channel, health_service, timeout_s);
   auto stub = externalscaler::ExternalScaler::NewStub(channel);
   if (stream) return probe::ProbeStream(*stub, ref, stream_seconds);

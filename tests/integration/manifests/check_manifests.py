@@ -14,6 +14,8 @@ from urllib.parse import urlsplit
 
 import yaml
 
+import check_variants
+
 # Keys warmpool-scaler understands (policy/scaler_metadata.cpp) and keys KEDA itself puts into
 # scalerMetadata for external scalers (KEDA pkg/scalers/external_scaler.go). Anything else is a
 # typo the scaler would only log once and ignore - found here instead of in the scaler's log.
@@ -133,6 +135,8 @@ def check_secrets(where, docs):
 
 def check_overlay(name, docs, source_text):
     where = f"overlay {name}"
+    if find(docs, "ScaledJob"):
+        return check_variants.check_scaledjob_overlay(name, docs, SCALER_KEYS, fail)
     sos = find(docs, "ScaledObject")
     if len(sos) != 1:
         fail(where, f"expected 1 ScaledObject, found {len(sos)}")
@@ -256,8 +260,10 @@ def check_overlay(name, docs, source_text):
             continue
         if g.get("service") != service:
             fail(scw, f"{probe}.grpc.service={g.get('service')!r}, expected {service!r}")
-        if resolve_port(sc, g.get("port")) != listen_port:
-            fail(scw, f"{probe}.grpc.port={g.get('port')} but the scaler listens on {listen_port}")
+        if resolve_port(sc, g.get("port")) != check_variants.probe_port(sc, listen_port):
+            fail(scw, f"{probe}.grpc.port={g.get('port')} but the scaler serves health on "
+                      f"{check_variants.probe_port(sc, listen_port)}")
+    check_variants.check_tls(sow, docs, so, trig, scaler, fail)
     env = {e["name"]: e for e in sc.get("env", []) or []}
     if "WARMPOOL_REDIS" not in env and not any(a.startswith("--redis") for a in sc.get("args", [])):
         fail(scw, "no WARMPOOL_REDIS env or --redis flag: the connection named in metadata "
@@ -384,6 +390,9 @@ def main():
             check_aks(docs, worker, scaler)
         if name == "local":
             check_local(worker)
+        if name == "tls" and str((find(docs, "ScaledObject")[0]["spec"]["triggers"][0]
+                                  .get("metadata") or {}).get("enableTLS")).lower() != "true":
+            fail("overlay tls", "the TLS overlay does not set enableTLS: \"true\"")
         print(f"checked overlay {name}")
 
     if errors:
