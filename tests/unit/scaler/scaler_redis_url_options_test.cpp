@@ -11,7 +11,7 @@
 namespace warmpool::scaler {
 namespace {
 
-TEST_CASE("--redis with an unsupported scheme names the scheme", "[options]") {
+TEST_CASE("A --redis URL with an unsupported scheme names the scheme", "[options]") {
   std::map<std::string, RedisEndpoint> out;
   Status s = ParseRedisConnections({"default=http://x:1"}, std::chrono::milliseconds(500), &out);
   CHECK(s.code() == Status::Code::kInvalidArgument);
