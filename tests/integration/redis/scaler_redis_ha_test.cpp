@@ -42,7 +42,7 @@ TEST_CASE("The scaler reads a backlog over rediss:// as an ACL user",
   auto redis = StartTlsRedis(certs);
   REQUIRE(redis->Cli(LpushArgs(3)) == "3");
   TestRedisServer unused_default;
-  // The env list form, with the encoded password: SplitRedisList must not split it.
+  // The password is percent-encoded (@ , :) in the URL, as in a Secret.
   ScalerFixture f(&unused_default, {"--redis", "tls=" + TlsUrl(*redis, certs.ca), "--redis",
                                     "bad=" + TlsUrl(*redis, certs.other_ca)});
   CHECK(MetricEventually(f, "tls", 3, 5s) == 3);
