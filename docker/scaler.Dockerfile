@@ -48,8 +48,9 @@ LABEL org.opencontainers.image.title="warmpool-scaler" \
       org.opencontainers.image.licenses="${LICENSES}" \
       org.opencontainers.image.base.name="${RUNTIME_IMAGE}"
 COPY --from=build /runtime-packages.txt /tmp/runtime-packages.txt
+# ca-certificates: the system CA bundle that verifies rediss:// servers (Azure Cache for Redis).
 RUN apt-get update \
- && xargs -a /tmp/runtime-packages.txt apt-get install -y --no-install-recommends \
+ && xargs -a /tmp/runtime-packages.txt apt-get install -y --no-install-recommends ca-certificates \
  && rm -rf /var/lib/apt/lists/* /tmp/runtime-packages.txt \
  && groupadd --system --gid 65532 warmpool \
  && useradd --system --uid 65532 --gid 65532 --no-create-home --home-dir /nonexistent \

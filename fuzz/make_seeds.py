@@ -103,7 +103,10 @@ def write_text_seeds() -> None:
     for i, url in enumerate(["redis://127.0.0.1:6379/0", "redis://redis:6379/1",
                              "redis://:CHANGE-ME@redis.example.internal:6379/0",
                              "redis://user:pass@[::1]:6380/2", "127.0.0.1:6379", "redis:6379/3",
-                             "redis://host"]):
+                             "redis://host",
+                             "rediss://celery:k%2By%3D@x.redis.cache.windows.net:6380/0"
+                             "?ssl_cert_reqs=required&ssl_ca_certs=/etc/ssl/ca.pem",
+                             "sentinel://:pw@s1:26379/0;sentinel://s2:26379?master_name=mymaster"]):
         write("redis_url", f"url{i}", url.encode())
     for i, text in enumerate(["Mon-Fri 07:00-19:00 UTC=2", "Mon-Fri 07:00-19:00 UTC=2; Sat 10:00-14:00 UTC=1",
                               "Daily 00:00-24:00=1", "Fri-Mon 22:00-23:59 UTC=3",

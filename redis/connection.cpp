@@ -1,21 +1,13 @@
 #include "redis/connection.h"
 
-#include <cerrno>
-#include <cstring>
-
 #include <hiredis/hiredis.h>
 
 #include "redis/errors.h"
+#include "redis/sentinel.h"
+#include "redis/socket_stream.h"
 
 namespace warmpool {
 namespace {
-
-timeval ToTimeval(std::chrono::milliseconds ms) {
-  timeval tv{};
-  tv.tv_sec = static_cast<time_t>(ms.count() / 1000);
-  tv.tv_usec = static_cast<suseconds_t>((ms.count() % 1000) * 1000);
-  return tv;
-}
 
 std::string DescribeCommand(const RedisArgs& args) {
   // The verb only: arguments may carry passwords or payloads.
@@ -34,48 +26,60 @@ std::string DescribeCommand(const RedisArgs& args) {
 
 }  // namespace
 
-void RedisContextDeleter::operator()(redisContext* ctx) const { redisFree(ctx); }
+void RedisReaderDeleter::operator()(redisReader* reader) const { redisReaderFree(reader); }
 void RedisReplyDeleter::operator()(redisReply* reply) const { freeReplyObject(reply); }
 
-RedisConnection::RedisConnection(const RedisEndpoint& endpoint) : endpoint_(endpoint) {
-  redisContext* raw = endpoint.connect_timeout.count() > 0
-                          ? redisConnectWithTimeout(endpoint.host.c_str(), endpoint.port,
-                                                    ToTimeval(endpoint.connect_timeout))
-                          : redisConnect(endpoint.host.c_str(), endpoint.port);
-  if (raw == nullptr) throw RedisIoError("redis " + endpoint.Redacted() + ": out of memory");
-  ctx_.reset(raw);
-  if (ctx_->err) ThrowIoError("connect");
-  if (endpoint.command_timeout.count() > 0) SetCommandTimeout(endpoint.command_timeout);
-  if (!endpoint.password.empty()) {
-    RedisArgs auth = {"AUTH"};
-    if (!endpoint.username.empty()) auth.push_back(endpoint.username);
-    auth.push_back(endpoint.password);
-    Command(auth);
+RedisConnection::RedisConnection(const RedisEndpoint& endpoint)
+    : endpoint_(endpoint),
+      label_("redis " + endpoint.Redacted()),
+      command_timeout_(endpoint.command_timeout) {
+  if (!endpoint.uses_sentinel()) {
+    Connect(endpoint.host, endpoint.port);
+    return;
   }
-  if (endpoint.db != 0) Command({"SELECT", std::to_string(endpoint.db)});
+  // Asked again on every connect, so a connection replacing a broken one after a failover
+  // reaches the new master.
+  const RedisHostPort master = ResolveSentinelMaster(endpoint);
+  label_.append(" (master ").append(master.host).append(":");
+  label_.append(std::to_string(master.port)).append(")");
+  Connect(master.host, master.port);
+  // Between a failover and the Sentinels' update, the old address may be a replica.
+  RedisReplyPtr reply;
+  try {
+    reply = Command({"ROLE"});
+  } catch (const RedisReplyError& e) {
+    if (std::string_view(e.what()).find("NOPERM") != std::string_view::npos) return;  // ACL
+    throw;
+  }
+  const auto role = ReplyElements(reply.get());
+  if (role.empty() || ReplyString(role.front()) != "master") {
+    broken_ = true;
+    throw RedisIoError(label_ + ": the Sentinels' master answers ROLE '" +
+                       (role.empty() ? std::string("?") : ReplyString(role.front())) +
+                       "', not master (failover in progress?)");
+  }
 }
 
+RedisConnection::RedisConnection(RedisConnection&&) noexcept = default;
+RedisConnection& RedisConnection::operator=(RedisConnection&&) noexcept = default;
 RedisConnection::~RedisConnection() = default;
 
-void RedisConnection::SetCommandTimeout(std::chrono::milliseconds timeout) {
-  if (redisSetTimeout(ctx_.get(), ToTimeval(timeout)) != REDIS_OK) ThrowIoError("set timeout");
+void RedisConnection::Connect(const std::string& host, int port) {
+  socket_ =
+      std::make_unique<SocketStream>(host, port, endpoint_.tls, endpoint_.connect_timeout, label_);
+  reader_.reset(redisReaderCreate());
+  if (!reader_) throw RedisIoError(label_ + ": out of memory");
+  if (!endpoint_.password.empty()) {
+    RedisArgs auth = {"AUTH"};
+    if (!endpoint_.username.empty()) auth.push_back(endpoint_.username);
+    auth.push_back(endpoint_.password);
+    Command(auth);
+  }
+  if (endpoint_.db != 0) Command({"SELECT", std::to_string(endpoint_.db)});
 }
 
-void RedisConnection::ThrowIoError(std::string_view what) {
-  broken_ = true;
-  std::string prefix = "redis " + endpoint_.Redacted() + ": " + std::string(what) + ": ";
-  int err = ctx_ ? ctx_->err : REDIS_ERR_OTHER;
-  std::string detail = ctx_ ? std::string(ctx_->errstr) : std::string("no context");
-  if (err == REDIS_ERR_IO && (errno == EAGAIN || errno == EWOULDBLOCK || errno == ETIMEDOUT)) {
-    throw RedisTimeoutError(prefix + "timed out after " +
-                            std::to_string(endpoint_.command_timeout.count()) + " ms");
-  }
-  if (detail.find("timed out") != std::string::npos ||
-      detail.find("Resource temporarily unavailable") != std::string::npos) {
-    throw RedisTimeoutError(prefix + "timed out (" + detail + ")");
-  }
-  if (err == REDIS_ERR_PROTOCOL) throw RedisProtocolError(prefix + detail);
-  throw RedisIoError(prefix + detail);
+void RedisConnection::SetCommandTimeout(std::chrono::milliseconds timeout) {
+  command_timeout_ = timeout;
 }
 
 void RedisConnection::Send(const RedisArgs& args) {
@@ -87,23 +91,64 @@ void RedisConnection::Send(const RedisArgs& args) {
     argv.push_back(a.data());
     lens.push_back(a.size());
   }
-  if (redisAppendCommandArgv(ctx_.get(), static_cast<int>(args.size()), argv.data(), lens.data()) !=
-      REDIS_OK) {
-    ThrowIoError("send " + DescribeCommand(args));
+  char* formatted = nullptr;
+  const int len =
+      redisFormatCommandArgv(&formatted, static_cast<int>(args.size()), argv.data(), lens.data());
+  if (len < 0 || formatted == nullptr) {
+    broken_ = true;
+    throw RedisIoError(label_ + ": send " + DescribeCommand(args) + ": out of memory");
   }
+  pending_.append(formatted, static_cast<size_t>(len));
+  redisFreeCommand(formatted);
+}
+
+void RedisConnection::Flush() {
+  if (pending_.empty()) return;
+  try {
+    socket_->WriteAll(pending_, command_timeout_);
+  } catch (const RedisError&) {
+    broken_ = true;
+    throw;
+  }
+  pending_.clear();
 }
 
 RedisReplyPtr RedisConnection::ReadReply() {
-  void* raw = nullptr;
-  if (redisGetReply(ctx_.get(), &raw) != REDIS_OK || raw == nullptr) ThrowIoError("read reply");
-  return RedisReplyPtr(static_cast<redisReply*>(raw));
+  if (broken_) throw RedisIoError(label_ + ": connection is broken");
+  Flush();
+  for (;;) {
+    void* raw = nullptr;
+    if (redisReaderGetReply(reader_.get(), &raw) != REDIS_OK) {
+      broken_ = true;
+      throw RedisProtocolError(label_ + ": read reply: " + reader_->errstr);
+    }
+    if (raw != nullptr) {
+      RedisReplyPtr reply(static_cast<redisReply*>(raw));
+      // A demoted master answers writes with READONLY: reconnect through the Sentinels.
+      if (endpoint_.uses_sentinel() && reply->type == REDIS_REPLY_ERROR &&
+          std::string_view(reply->str, reply->len).starts_with("READONLY")) {
+        broken_ = true;
+      }
+      return reply;
+    }
+    char buf[16 * 1024];
+    try {
+      const size_t n = socket_->ReadSome(buf, sizeof(buf), command_timeout_);
+      if (redisReaderFeed(reader_.get(), buf, n) != REDIS_OK) {
+        throw RedisProtocolError(label_ + ": read reply: " + reader_->errstr);
+      }
+    } catch (const RedisError&) {
+      broken_ = true;
+      throw;
+    }
+  }
 }
 
 RedisReplyPtr RedisConnection::Command(const RedisArgs& args) {
   Send(args);
   RedisReplyPtr reply = ReadReply();
   if (reply->type == REDIS_REPLY_ERROR) {
-    throw RedisReplyError("redis " + endpoint_.Redacted() + ": " + DescribeCommand(args) + ": " +
+    throw RedisReplyError(label_ + ": " + DescribeCommand(args) + ": " +
                           std::string(reply->str, reply->len));
   }
   return reply;

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <chrono>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -7,32 +8,37 @@
 
 #include "redis/url.h"
 
-struct redisContext;
+struct redisReader;
 struct redisReply;
 
 namespace warmpool {
 
-struct RedisContextDeleter {
-  void operator()(redisContext* ctx) const;
+class SocketStream;
+
+struct RedisReaderDeleter {
+  void operator()(redisReader* reader) const;
 };
 struct RedisReplyDeleter {
   void operator()(redisReply* reply) const;
 };
-using RedisContextPtr = std::unique_ptr<redisContext, RedisContextDeleter>;
+using RedisReaderPtr = std::unique_ptr<redisReader, RedisReaderDeleter>;
 using RedisReplyPtr = std::unique_ptr<redisReply, RedisReplyDeleter>;
 
 using RedisArgs = std::vector<std::string>;
 
-// One blocking hiredis connection (RESP2) with connect and command timeouts. Move-only.
-// Construction connects, AUTHs and SELECTs; throws RedisError subclasses (redis_errors.h) on
-// failure. After any I/O or protocol error the connection is broken() and must be replaced.
-// Error replies (e.g. WRONGTYPE) are returned as replies by Pipeline() and thrown as
-// RedisReplyError by Command(). Not thread-safe: one user at a time (see RedisPool).
+// One blocking Redis connection (RESP2) with connect and command timeouts. Move-only.
+// Bytes go over a SocketStream (TCP, or TLS for rediss://) and are formatted and parsed by
+// hiredis' formatter and reader. Construction connects (for sentinel:// first asks the
+// Sentinels where the master is, then checks ROLE), AUTHs and SELECTs; throws RedisError
+// subclasses (redis/errors.h) on failure. After any I/O or protocol error the connection is
+// broken() and must be replaced. Error replies (e.g. WRONGTYPE) are returned as replies by
+// Pipeline() and thrown as RedisReplyError by Command(). Not thread-safe: one user at a time (see
+// RedisPool).
 class RedisConnection {
  public:
   explicit RedisConnection(const RedisEndpoint& endpoint);
-  RedisConnection(RedisConnection&&) noexcept = default;
-  RedisConnection& operator=(RedisConnection&&) noexcept = default;
+  RedisConnection(RedisConnection&&) noexcept;
+  RedisConnection& operator=(RedisConnection&&) noexcept;
   RedisConnection(const RedisConnection&) = delete;
   RedisConnection& operator=(const RedisConnection&) = delete;
   ~RedisConnection();
@@ -57,10 +63,15 @@ class RedisConnection {
   const RedisEndpoint& endpoint() const { return endpoint_; }
 
  private:
-  [[noreturn]] void ThrowIoError(std::string_view what);
+  void Connect(const std::string& host, int port);
+  void Flush();
 
   RedisEndpoint endpoint_;
-  RedisContextPtr ctx_;
+  std::string label_;  // endpoint_.Redacted(), plus the master's address behind a Sentinel
+  std::unique_ptr<SocketStream> socket_;
+  RedisReaderPtr reader_;
+  std::string pending_;  // formatted commands not yet written (sent by the next read)
+  std::chrono::milliseconds command_timeout_;
   bool broken_ = false;
 };
 

@@ -11,7 +11,8 @@ namespace warmpool::scaler {
 
 Status ParseRedisConnections(const std::vector<std::string>& entries,
                              std::chrono::milliseconds timeout,
-                             std::map<std::string, RedisEndpoint>* out) {
+                             std::map<std::string, RedisEndpoint>* out,
+                             const std::string& master_name) {
   std::map<std::string, RedisEndpoint> parsed;
   for (const auto& entry : entries) {
     auto eq = entry.find('=');
@@ -23,6 +24,9 @@ Status ParseRedisConnections(const std::vector<std::string>& entries,
     auto endpoint = ParseRedisUrl(entry.substr(eq + 1), &error);
     if (!endpoint) {
       return Status::InvalidArgument("--redis " + name + ": " + error);
+    }
+    if (Status s = ApplyDefaultMasterName(master_name, "--redis " + name, &*endpoint); !s.ok()) {
+      return s;
     }
     endpoint->connect_timeout = timeout;
     endpoint->command_timeout = timeout;
@@ -51,6 +55,7 @@ namespace {
 // Flags as given, before they are checked and converted into ScalerOptions.
 struct RawFlags {
   std::vector<std::string> redis;
+  std::string master_name;
   std::string log_format = "text", log_level = "info";
   int coalesce_ms = 200, timeout_ms = 1000, stream_ms = 200, resend_s = 5, tls_reload_s = 30;
 };
@@ -83,9 +88,15 @@ void AddFlags(CLI::App& app, ScalerOptions& opts, RawFlags& raw) {
       ->envname("WARMPOOL_LISTEN")
       ->capture_default_str();
   app.add_option("--redis", raw.redis,
-                 "Named Redis connection NAME=redis://[user:pass@]host:port/db (repeatable; "
-                 "env WARMPOOL_REDIS: comma-separated, a comma in a password as %2C). "
-                 "Default: default=redis://127.0.0.1:6379/0");
+                 "Named Redis connection NAME=URL, URL one of redis://[user:pass@]host:port/db, "
+                 "rediss://[user:pass@]host:6380/db[?ssl_cert_reqs=required&ssl_ca_certs=FILE] "
+                 "(TLS, verified by default), sentinel://[:pass@]h1:26379[;sentinel://h2:26379]"
+                 "[?master_name=NAME] (repeatable; env WARMPOOL_REDIS: comma-separated, a comma "
+                 "in a password as %2C). Default: default=redis://127.0.0.1:6379/0");
+  app.add_option("--redis-master-name", raw.master_name,
+                 "Sentinel master name for sentinel:// URLs without ?master_name (Celery's "
+                 "master_name transport option)")
+      ->envname("WARMPOOL_REDIS_MASTER_NAME");
   app.add_option("--metrics-listen", opts.metrics_listen,
                  "Prometheus /metrics listen address HOST:PORT, or 'off'")
       ->envname("WARMPOOL_METRICS_LISTEN")
@@ -164,7 +175,8 @@ bool ParseScalerOptions(int argc, char** argv, ScalerOptions* out, int* exit_cod
     if (env != nullptr && *env != '\0') raw.redis = SplitRedisList(env);
   }
   if (raw.redis.empty()) raw.redis.push_back("default=redis://127.0.0.1:6379/0");
-  if (Status s = ParseRedisConnections(raw.redis, opts.redis_timeout, &opts.redis); !s.ok()) {
+  if (Status s = ParseRedisConnections(raw.redis, opts.redis_timeout, &opts.redis, raw.master_name);
+      !s.ok()) {
     std::cerr << "warmpool-scaler: " << s.message() << "\n";
     *exit_code = 2;
     return false;

@@ -29,11 +29,13 @@ struct ScalerOptions {
   std::string health_listen = "off";  // plaintext HOST:PORT serving only grpc.health.v1
 };
 
-// Parses "NAME=URL" entries (flags or a comma-separated env value) into named endpoints.
+// Parses "NAME=URL" entries (flags or a comma-separated env value) into named endpoints;
+// sentinel:// URLs without ?master_name get `master_name` (--redis-master-name).
 // InvalidArgument names the entry (password redacted) on error. Pure.
 Status ParseRedisConnections(const std::vector<std::string>& entries,
                              std::chrono::milliseconds timeout,
-                             std::map<std::string, RedisEndpoint>* out);
+                             std::map<std::string, RedisEndpoint>* out,
+                             const std::string& master_name = "");
 
 // Splits WARMPOOL_REDIS ("a=URL,b=URL") on commas, dropping empty items. A comma inside a URL
 // must be percent-encoded (%2C); ParseRedisUrl decodes it, as redis-py and kombu do. Pure.

@@ -14,7 +14,7 @@ PACKAGES=(
   redis-server redis-tools
   python3-celery python3-redis python3-grpcio python3-protobuf python3-numpy python3-gdal
   python3-matplotlib python3-yaml
-  curl ca-certificates
+  curl ca-certificates openssl
 )
 
 missing=()

@@ -27,7 +27,8 @@ using Clock = std::chrono::steady_clock;
 
 bool SameServer(const RedisEndpoint& a, const RedisEndpoint& b) {
   return a.host == b.host && a.port == b.port && a.username == b.username &&
-         a.password == b.password;
+         a.password == b.password && a.tls.enabled == b.tls.enabled &&
+         a.master_name == b.master_name;
 }
 
 }  // namespace

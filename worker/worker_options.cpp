@@ -27,7 +27,7 @@ std::vector<std::string> SplitComma(const std::vector<std::string>& items) {
 
 // Flags whose values need converting or validating before they become WorkerOptions.
 struct RawWorkerFlags {
-  std::string broker, backend;
+  std::string broker, backend, master_name;
   std::vector<std::string> queues;
   double grace = 30, visibility = 3600;
   std::string log_format = "text";
@@ -39,10 +39,15 @@ struct RawWorkerFlags {
 // The command line, one flag per statement: a flat table (CLI11).
 void AddWorkerFlags(CLI::App& app, WorkerOptions& opts, RawWorkerFlags& raw) {
   app.add_option("--broker,-b", raw.broker,
-                 "Broker URL redis://[[user]:pass@]host[:port][/db] "
+                 "Broker URL redis://[[user]:pass@]host[:port][/db], "
+                 "rediss://...[?ssl_cert_reqs=required&ssl_ca_certs=FILE] (TLS, verified by "
+                 "default) or sentinel://[:pass@]h1:26379[;sentinel://h2:26379][?master_name=NAME] "
                  "[env CELERY_BROKER_URL; default redis://127.0.0.1:6379/0]");
   app.add_option("--result-backend", raw.backend,
-                 "Result backend URL [env CELERY_RESULT_BACKEND; default: the broker]");
+                 "Result backend URL, same forms [env CELERY_RESULT_BACKEND; default: the broker]");
+  app.add_option("--redis-master-name", raw.master_name,
+                 "Sentinel master name for sentinel:// URLs without ?master_name (Celery's "
+                 "master_name transport option) [env WARMPOOL_REDIS_MASTER_NAME]");
   app.add_option("-Q,--queues", raw.queues, "Comma-separated queues to consume [default: celery]");
   app.add_option("-c,--concurrency", opts.concurrency, "Tasks run at once [default: 1]")
       ->check(CLI::Range(1, 1024));
@@ -148,6 +153,16 @@ std::string ApplyRawFlags(RawWorkerFlags& raw, const char* (*getenv_fn)(const ch
   if (!b) return "--broker: " + error;
   auto r = ParseRedisUrl(raw.backend, &error);
   if (!r) return "--result-backend: " + error;
+  if (raw.master_name.empty()) {
+    const char* env = getenv_fn("WARMPOOL_REDIS_MASTER_NAME");
+    if (env && *env) raw.master_name = env;
+  }
+  if (Status s = ApplyDefaultMasterName(raw.master_name, "--broker", &*b); !s.ok()) {
+    return s.message();
+  }
+  if (Status s = ApplyDefaultMasterName(raw.master_name, "--result-backend", &*r); !s.ok()) {
+    return s.message();
+  }
   opts.broker = *b;
   opts.result_backend = *r;
   if (!raw.queues.empty()) opts.queues = SplitComma(raw.queues);

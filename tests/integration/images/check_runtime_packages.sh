@@ -51,8 +51,11 @@ check_image() { # name binary extra-packages...
   done
   echo "$name: $(wc -w <<<"$packages") runtime packages resolve in $codename: $(echo $packages)"
 }
-check_image scaler "$BINARY/scaler/warmpool-scaler"
-extra=$(sed -n 's/.*xargs -a \/tmp\/runtime-packages.txt apt-get install -y --no-install-recommends//p' \
-  "$SOURCE/docker/worker.Dockerfile" | tr -d '\\')
-check_image worker "$BINARY/worker/warmpool-worker" $extra
+# Packages a Dockerfile installs besides the linked libraries (ca-certificates).
+extra_of() {
+  sed -n 's/.*xargs -a \/tmp\/runtime-packages.txt apt-get install -y --no-install-recommends//p' \
+    "$SOURCE/docker/$1.Dockerfile" | tr -d '\\'
+}
+check_image scaler "$BINARY/scaler/warmpool-scaler" $(extra_of scaler)
+check_image worker "$BINARY/worker/warmpool-worker" $(extra_of worker)
 exit $status

@@ -26,6 +26,9 @@ def make_app(args):
         opts["visibility_timeout"] = args.visibility_timeout
     if getattr(args, "key_prefix", None):
         opts["global_keyprefix"] = args.key_prefix
+    if getattr(args, "master_name", None):  # sentinel:// broker and backend
+        opts["master_name"] = args.master_name
+        app.conf.result_backend_transport_options = {"master_name": args.master_name}
     if opts:
         app.conf.broker_transport_options = opts
     return app
@@ -211,6 +214,7 @@ def main():
     p.add_argument("--backend", required=True)
     p.add_argument("--visibility-timeout", type=float)
     p.add_argument("--key-prefix")
+    p.add_argument("--master-name")
     sub = p.add_subparsers(dest="cmd", required=True)
     c = sub.add_parser("call")
     c.add_argument("task")
