@@ -1,0 +1,29 @@
+#include "imagery/method_selection.h"
+
+namespace warmpool::imagery {
+
+std::string SelectByData(const AutoChoices& c, const DataTraits& data, ChangeOptions& o) {
+  if (!c.enabled) return "";
+  const std::string bands = std::to_string(data.band_count) + " band(s)";
+  if (data.band_count >= 4) {
+    o.method = Method::kIrMad;
+    if (c.normalization) o.normalization = Normalization::kNone;
+    if (c.threshold) o.threshold = ThresholdMethod::kKittlerIllingworth;
+    if (c.smooth) o.smooth_radius = 0;
+    return bands +
+           ": multispectral, so IR-MAD (invariant to each date's gain and offset) with the "
+           "Kittler-Illingworth threshold on its magnitude and a 1 % no-change-probability floor";
+  }
+  o.method = Method::kCva;
+  if (c.normalization) o.normalization = Normalization::kStandardize;
+  if (c.smooth) o.smooth_radius = 1;
+  if (c.threshold) {
+    o.threshold = data.eight_bit ? ThresholdMethod::kEm : ThresholdMethod::kOtsu;
+  }
+  return bands + (data.eight_bit ? ", 8-bit" : ", 16-bit") +
+         ": too few bands for IR-MAD, so CVA on standardised bands with a 3x3 mean of the "
+         "magnitude and " +
+         (data.eight_bit ? "an EM threshold on sqrt(magnitude)" : "Otsu's threshold");
+}
+
+}  // namespace warmpool::imagery
