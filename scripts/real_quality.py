@@ -230,7 +230,7 @@ def pair_table(rows):
              "|---|---|---:|---:|---:|---:|---:|---:|"]
     for r in rows:
         if r.get("truth"):
-            lines.append(f"| {r['pair']} | *reference (labelled px: {r['labelled_px']})* "
+            lines.append(f"| {r['pair']} | *reference: {r['labelled_px']} labelled px, changed % of them* "
                          f"| | | | | | {r['changed_pct']:.1f} |")
         elif "skipped" in r:
             continue  # the summary table says why
