@@ -20,10 +20,11 @@ std::string SelectByData(const AutoChoices& c, const DataTraits& data, ChangeOpt
   if (c.threshold) {
     o.threshold = data.eight_bit ? ThresholdMethod::kEm : ThresholdMethod::kOtsu;
   }
+  if (c.floor) o.auto_floor_factor = 0;
   return bands + (data.eight_bit ? ", 8-bit" : ", 16-bit") +
          ": too few bands for IR-MAD, so CVA on standardised bands with a 3x3 mean of the "
          "magnitude and " +
-         (data.eight_bit ? "an EM threshold on sqrt(magnitude)" : "Otsu's threshold");
+         (data.eight_bit ? "an EM threshold on sqrt(magnitude)" : "Otsu's threshold, no median floor");
 }
 
 }  // namespace warmpool::imagery

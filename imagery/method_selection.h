@@ -14,6 +14,7 @@ struct AutoChoices {
   bool normalization = true;
   bool threshold = true;
   bool smooth = true;
+  bool floor = true;  // auto_floor_factor (the task's median_floor)
 };
 
 // What the choice looks at: the selected band count and whether the rasters are 8-bit.
@@ -29,7 +30,8 @@ struct DataTraits {
 //   canonical correlations reach 1 and the reweighting collapses), so CVA on standardised bands
 //   with a 3x3 mean of the magnitude; 8-bit RGB (aerial and sub-metre photo products, whose
 //   labelled changes are whole objects over large parts of the scene) takes the EM threshold,
-//   16-bit data Otsu's (EM over-flags a scene where change is rare).
+//   16-bit data Otsu's without the median floor (EM over-flags a scene where change is rare;
+//   the floor, meant for unchanged pairs, decided the threshold on every real pair measured).
 // The measurements behind each choice are in docs/QUALITY.md.
 std::string SelectByData(const AutoChoices& choices, const DataTraits& data,
                          ChangeOptions& options);

@@ -62,8 +62,9 @@ std::vector<QualityConfig> DefaultConfigs() {
       ThresholdMethod::kKittlerIllingworth, 1);
   add("cva + standardize + em + smooth 1 (the 8-bit RGB default)", Method::kCva,
       Normalization::kStandardize, ThresholdMethod::kEm, 1);
-  add("cva + standardize + otsu + smooth 1 (the 16-bit <= 3-band default)", Method::kCva,
-      Normalization::kStandardize, ThresholdMethod::kOtsu, 1);
+  add("cva + standardize + otsu + smooth 1, no floor (the 16-bit <= 3-band default)",
+      Method::kCva, Normalization::kStandardize, ThresholdMethod::kOtsu, 1);
+  c.back().options.auto_floor_factor = 0;
   add("v1 default: cva + pif + otsu + open 1", Method::kCva, Normalization::kPif,
       ThresholdMethod::kOtsu, 0, 1);
   add("cva + pif + ki", Method::kCva, Normalization::kPif, ThresholdMethod::kKittlerIllingworth);

@@ -16,8 +16,9 @@ using Json = nlohmann::json;
 constexpr std::array<const char*, 10> kPositional = {
     "before",    "after",     "output_dir",  "method",      "bands",
     "normalize", "threshold", "open_radius", "min_area_px", "quicklook"};
-constexpr std::array<const char*, 6> kKeywordOnly = {
-    "close_radius", "red_band", "nir_band", "magnitude", "smooth_radius", "irmad_max_iterations"};
+constexpr std::array<const char*, 7> kKeywordOnly = {
+    "close_radius",  "red_band",  "nir_band", "magnitude", "smooth_radius", "irmad_max_iterations",
+    "median_floor"};
 
 [[noreturn]] void TypeFail(const std::string& msg) {
   throw TaskArgumentError(TaskArgumentError::Type::kTypeError, msg);
@@ -99,6 +100,23 @@ int64_t GetInt(const std::map<std::string, Json>& b, const char* name, int64_t f
   if (x < min_value || x > max_value) {
     ValueFail(std::string(name) + " must be in " + std::to_string(min_value) + ".." +
               std::to_string(max_value) + ", got " + std::to_string(x));
+  }
+  return x;
+}
+
+double GetNumber(const std::map<std::string, Json>& b, const char* name, double fallback,
+                 double min_value, double max_value) {
+  const Json* v = Get(b, name);
+  if (v == nullptr) {
+    return fallback;
+  }
+  if (!v->is_number() || v->is_boolean()) {
+    TypeFail(std::string(name) + " must be a number, got " + TypeName(*v));
+  }
+  const double x = v->get<double>();
+  if (!(x >= min_value && x <= max_value)) {
+    ValueFail(std::string(name) + " must be in " + std::to_string(min_value) + ".." +
+              std::to_string(max_value) + ", got " + v->dump());
   }
   return x;
 }
@@ -286,12 +304,14 @@ Json RunChangeDetectionTask(const Json& args, const Json& kwargs, const ImageryC
   job.auto_choices.normalization = !b.count("normalize");
   job.auto_choices.threshold = !b.count("threshold");
   job.auto_choices.smooth = !b.count("smooth_radius");
+  job.auto_choices.floor = !b.count("median_floor");
   o.bands = ParseBands(Get(b, "bands"));
   // Absent: the default "pif"; an explicit None: no normalisation.
   o.normalization =
       b.count("normalize") ? ParseNormalization(Get(b, "normalize")) : Normalization::kPif;
   ParseThreshold(Get(b, "threshold"), o);
   o.smooth_radius = static_cast<int>(GetInt(b, "smooth_radius", 0, 0, 8));
+  o.auto_floor_factor = GetNumber(b, "median_floor", 3.0, 0.0, 100.0);
   o.irmad.max_iterations = static_cast<int>(GetInt(b, "irmad_max_iterations", 50, 1, 1000));
   o.open_radius = static_cast<int>(GetInt(b, "open_radius", 0, 0, 16));
   o.close_radius = static_cast<int>(GetInt(b, "close_radius", 0, 0, 16));
