@@ -24,14 +24,13 @@ struct DataTraits {
 };
 
 // Fills the options the caller left open and returns why, for the result document:
-// - 4+ bands (multispectral: Landsat, Sentinel-2, PlanetScope): IR-MAD, Kittler-Illingworth on
-//   sqrt(chi2), no smoothing (a 30 m pixel is already an object).
-// - up to 3 bands: IR-MAD has too few bands (three visible bands correlate so closely that its
-//   canonical correlations reach 1 and the reweighting collapses), so CVA on standardised bands
-//   with a 3x3 mean of the magnitude; 8-bit RGB (aerial and sub-metre photo products, whose
-//   labelled changes are whole objects over large parts of the scene) takes the EM threshold,
-//   16-bit data Otsu's without the median floor (EM over-flags a scene where change is rare;
-//   the floor, meant for unchanged pairs, decided the threshold on every real pair measured).
+// - 8-bit data with up to 3 bands (RGB photo products: aerial, sub-metre satellite): three
+//   visible bands correlate so closely that IR-MAD's canonical correlations reach 1 and its
+//   reweighting collapses, so CVA on standardised bands, a 3x3 mean of the magnitude (a changed
+//   object spans many pixels at that resolution) and the EM threshold on sqrt(magnitude), with
+//   no median floor.
+// - everything else (multispectral, or 16-bit): IR-MAD, Kittler-Illingworth on sqrt(chi2), no
+//   smoothing (a 30 m pixel is already an object).
 // The measurements behind each choice are in docs/QUALITY.md.
 std::string SelectByData(const AutoChoices& choices, const DataTraits& data,
                          ChangeOptions& options);

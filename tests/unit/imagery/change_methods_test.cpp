@@ -165,9 +165,10 @@ TEST_CASE("Standardised CVA and EM find the changes of a synthetic scene", "[ima
   SynthOptions three = Scene(3);
   three.band_count = 3;
   const SynthPair rgb = GenerateSyntheticPair(three);
-  ChangeOptions o;  // the 16-bit 3-band default
+  ChangeOptions o;
   o.normalization = Normalization::kStandardize;
   o.smooth_radius = 1;
+  o.auto_floor_factor = 0;
   const ChangeMaps otsu = Run(rgb.before, rgb.after, o);
   // 192x160 with objects up to 30 px; the 512x512 suite figure is in docs/QUALITY.md.
   CHECK(CompareMasks(otsu.mask.data(), rgb.truth.data(), rgb.truth.size()).F1() >= 0.7);
@@ -235,9 +236,13 @@ TEST_CASE("The default is chosen from the band count and bit depth", "[imagery][
   CHECK(rgb.normalization == Normalization::kStandardize);
   CHECK(rgb.threshold == ThresholdMethod::kEm);
   CHECK(rgb.smooth_radius == 1);
-  ChangeOptions rgb16;
+  CHECK(rgb.auto_floor_factor == 0);
+  ChangeOptions rgb16;  // 16-bit: IR-MAD holds (the synthetic suite's 3-band case)
   SelectByData(all, {3, false}, rgb16);
-  CHECK(rgb16.threshold == ThresholdMethod::kOtsu);
+  CHECK(rgb16.method == Method::kIrMad);
+  ChangeOptions tm;  // Landsat TM delivered as 8-bit: still multispectral
+  SelectByData(all, {6, true}, tm);
+  CHECK(tm.method == Method::kIrMad);
   // What the caller named stays.
   AutoChoices named = all;
   named.threshold = false;
