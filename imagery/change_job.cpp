@@ -228,11 +228,10 @@ nlohmann::json ResultDocument(const ChangeJob& job, const ChangeOptions& options
                          {"auto_bin", maps.threshold.auto_bin},
                          {"floor_bin", maps.threshold.floor_bin},
                          {"bins_per_unit", maps.scale}};
-  result["normalization"] = {
-      {"gain", maps.fit.gain},
-      {"offset", maps.fit.offset},
-      {"weight", maps.fit.weight},
-      {"pif_pixels", maps.fit.pif_count}};
+  result["normalization"] = {{"gain", maps.fit.gain},
+                             {"offset", maps.fit.offset},
+                             {"weight", maps.fit.weight},
+                             {"pif_pixels", maps.fit.pif_count}};
   if (options.method == Method::kIrMad) {
     result["irmad"] = {{"iterations", maps.irmad.iterations},
                        {"converged", maps.irmad.converged},

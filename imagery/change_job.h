@@ -26,7 +26,7 @@ struct ChangeJob {
   std::vector<std::string> output_roots;  // empty: unconfined (library and test use)
   std::string output_prefix = "change";
   ChangeOptions options;
-  AutoChoices auto_choices;  // options chosen from the data (method_selection.h)
+  AutoChoices auto_choices;      // options chosen from the data (method_selection.h)
   bool quicklook = true;         // <prefix>_quicklook.png
   bool write_magnitude = false;  // <prefix>_magnitude.tif (uint16 bins, band scale = 1/scale)
   size_t max_regions_in_result = 1000;  // the GeoJSON always has every region

@@ -71,8 +71,8 @@ void SymmetricEigen(Matrix a, int k, std::array<double, kMaxBands>& values, Matr
       for (int q = p + 1; q < k; ++q) {
         if (std::fabs(a[p][q]) < 1e-300) continue;
         const double theta = (a[q][q] - a[p][p]) / (2 * a[p][q]);
-        const double t = (theta >= 0 ? 1.0 : -1.0) /
-                         (std::fabs(theta) + std::sqrt(theta * theta + 1));
+        const double t =
+            (theta >= 0 ? 1.0 : -1.0) / (std::fabs(theta) + std::sqrt(theta * theta + 1));
         const double c = 1 / std::sqrt(t * t + 1);
         const double s = t * c;
         for (int r = 0; r < k; ++r) {  // A = J^T A J, columns then rows
@@ -137,7 +137,8 @@ FitPixels SelectPixels(const PixelSample& s, uint16_t nodata_x, uint16_t nodata_
     return true;
   };
   for (size_t i = 0; i < s.count; ++i) valid += is_valid(i);
-  const size_t stride = std::max<size_t>(1, (valid + max_pixels - 1) / std::max<size_t>(1, max_pixels));
+  const size_t stride =
+      std::max<size_t>(1, (valid + max_pixels - 1) / std::max<size_t>(1, max_pixels));
   size_t seen = 0;
   for (size_t i = 0; i < s.count; ++i) {
     if (!is_valid(i)) continue;

@@ -20,9 +20,9 @@
 namespace warmpool::imagery {
 
 struct IrMadOptions {
-  int max_iterations = 50;    // bound on reweighting rounds
-  double tolerance = 1e-3;    // stop when no canonical correlation moves more than this
-  size_t max_pixels = 262144; // the fit uses at most this many valid sample pixels (strided)
+  int max_iterations = 50;     // bound on reweighting rounds
+  double tolerance = 1e-3;     // stop when no canonical correlation moves more than this
+  size_t max_pixels = 262144;  // the fit uses at most this many valid sample pixels (strided)
 };
 
 struct IrMadFit {

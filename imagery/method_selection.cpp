@@ -4,8 +4,8 @@ namespace warmpool::imagery {
 
 std::string SelectByData(const AutoChoices& c, const DataTraits& data, ChangeOptions& o) {
   if (!c.enabled) return "";
-  const std::string bands = std::to_string(data.band_count) + " band(s), " +
-                            (data.eight_bit ? "8-bit" : "16-bit");
+  const std::string bands =
+      std::to_string(data.band_count) + " band(s), " + (data.eight_bit ? "8-bit" : "16-bit");
   if (data.band_count > 3 || !data.eight_bit) {
     o.method = Method::kIrMad;
     if (c.normalization) o.normalization = Normalization::kNone;

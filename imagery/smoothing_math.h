@@ -17,8 +17,8 @@ namespace warmpool::imagery {
 // (2r+1)^2 box: the rounded mean magnitude bin of the valid neighbours inside the image, with the
 // pixel's own direction sector; a nodata pixel stays kInvalidScore. Integer maths only, so host
 // and device agree exactly.
-WARMPOOL_HOST_DEVICE inline uint16_t BoxMeanScore(const uint16_t* in, int width, int height,
-                                                  int x, int y, int radius) {
+WARMPOOL_HOST_DEVICE inline uint16_t BoxMeanScore(const uint16_t* in, int width, int height, int x,
+                                                  int y, int radius) {
   const uint16_t self = in[static_cast<size_t>(y) * width + x];
   if (self == kInvalidScore) return kInvalidScore;
   uint32_t sum = 0;

@@ -132,12 +132,11 @@ class CudaBackend final : public ComputeBackend {
     CheckCuda(cudaMemcpyAsync(scratch, ctx_.scores.as<uint16_t>(), n * sizeof(uint16_t),
                               cudaMemcpyDeviceToDevice, stream),
               "D2D scores");
-    CheckCuda(cudaMemsetAsync(ctx_.histogram.as<uint32_t>(), 0, kScoreBins * sizeof(uint32_t),
-                              stream),
-              "cudaMemsetAsync");
-    cuda::LaunchSmooth(scratch, ctx_.scores.as<uint16_t>(), width_, height_,
-                       params_.smooth_radius, params_.histogram_stride,
-                       ctx_.histogram.as<uint32_t>(), sm_count_, stream);
+    CheckCuda(
+        cudaMemsetAsync(ctx_.histogram.as<uint32_t>(), 0, kScoreBins * sizeof(uint32_t), stream),
+        "cudaMemsetAsync");
+    cuda::LaunchSmooth(scratch, ctx_.scores.as<uint16_t>(), width_, height_, params_.smooth_radius,
+                       params_.histogram_stride, ctx_.histogram.as<uint32_t>(), sm_count_, stream);
     Histogram(histogram);
   }
 

@@ -7,9 +7,8 @@
 namespace warmpool::imagery::cuda {
 namespace {
 
-__global__ void SmoothKernel(const uint16_t* __restrict__ in, uint16_t* __restrict__ out,
-                             int width, int height, int radius, uint32_t stride,
-                             uint32_t* histogram) {
+__global__ void SmoothKernel(const uint16_t* __restrict__ in, uint16_t* __restrict__ out, int width,
+                             int height, int radius, uint32_t stride, uint32_t* histogram) {
   const size_t n = static_cast<size_t>(width) * height;
   for (size_t i = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x; i < n;
        i += static_cast<size_t>(gridDim.x) * blockDim.x) {
@@ -28,8 +27,8 @@ __global__ void SmoothKernel(const uint16_t* __restrict__ in, uint16_t* __restri
 void LaunchSmooth(const uint16_t* in, uint16_t* out, int width, int height, int radius,
                   uint32_t stride, uint32_t* histogram, int sm_count, cudaStream_t stream) {
   const size_t n = static_cast<size_t>(width) * height;
-  SmoothKernel<<<GridStrideBlocks(n, sm_count, 8), kStrideThreads, 0, stream>>>(in, out, width, height,
-                                                                          radius, stride, histogram);
+  SmoothKernel<<<GridStrideBlocks(n, sm_count, 8), kStrideThreads, 0, stream>>>(
+      in, out, width, height, radius, stride, histogram);
   CheckCuda(cudaGetLastError(), "SmoothKernel launch");
 }
 

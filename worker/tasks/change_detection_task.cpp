@@ -17,8 +17,8 @@ constexpr std::array<const char*, 10> kPositional = {
     "before",    "after",     "output_dir",  "method",      "bands",
     "normalize", "threshold", "open_radius", "min_area_px", "quicklook"};
 constexpr std::array<const char*, 7> kKeywordOnly = {
-    "close_radius",  "red_band",  "nir_band", "magnitude", "smooth_radius", "irmad_max_iterations",
-    "median_floor"};
+    "close_radius",         "red_band",    "nir_band", "magnitude", "smooth_radius",
+    "irmad_max_iterations", "median_floor"};
 
 [[noreturn]] void TypeFail(const std::string& msg) {
   throw TaskArgumentError(TaskArgumentError::Type::kTypeError, msg);
