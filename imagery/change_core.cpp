@@ -23,6 +23,8 @@ float MinimumRange(Method m) {
       return 0.02f;
     case Method::kNdvi:
       return 0.05f;
+    case Method::kIrMad:
+      return 4.0f;  // sqrt(chi2): no-change pixels sit near sqrt(bands)
     default:
       return 4.0f;
   }
@@ -55,6 +57,11 @@ void FusedPass(ComputeBackend& backend, const FusedParams& params, const CoreIma
   histogram.assign(kScoreBins, 0);
   backend.Histogram(histogram.data());
   timings.fused_pass_s += Seconds(t);
+  if (params.smooth_radius > 0) {
+    const auto s = Clock::now();
+    backend.Smooth(histogram.data());
+    timings.smooth_s += Seconds(s);
+  }
 }
 
 }  // namespace
@@ -103,6 +110,8 @@ const char* MethodName(Method m) {
       return "cva";
     case Method::kNdvi:
       return "ndvi";
+    case Method::kIrMad:
+      return "irmad";
   }
   return "?";
 }

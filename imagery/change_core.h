@@ -38,6 +38,7 @@ struct CoreTimings {
   double decode_s = 0;       // the reader
   double fused_pass_s = 0;   // lookup tables, fused strips, histogram (device half)
   double threshold_s = 0;    // the chooser
+  double smooth_s = 0;       // magnitude smoothing and recount (smooth_radius > 0)
   double mask_filter_s = 0;  // mask, morphology, nodata clear, MMU
 };
 

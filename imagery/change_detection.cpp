@@ -6,6 +6,7 @@
 #include <numeric>
 
 #include "imagery/change_core.h"
+#include "imagery/chi_square.h"
 #include "imagery/imagery_error.h"
 #include "imagery/threshold.h"
 
@@ -48,7 +49,15 @@ std::vector<std::vector<uint16_t>> FitNormalization(const ChangeOptions& o, uint
                                                     uint16_t nodata_after, PixelSample& sample,
                                                     ChangeMaps& maps) {
   std::vector<std::vector<uint16_t>> luts;
+  if (o.method == Method::kIrMad) {  // affine-invariant: fits its own projections instead
+    maps.fit = IdentityFit(sample.band_count);
+    maps.irmad = FitIrMad(sample, nodata_before, nodata_after, o.irmad);
+    return luts;
+  }
   switch (o.normalization) {
+    case Normalization::kStandardize:
+      maps.fit = FitStandardize(sample, nodata_before, nodata_after);
+      break;
     case Normalization::kNone:
       maps.fit = IdentityFit(sample.band_count);
       break;
@@ -66,7 +75,7 @@ std::vector<std::vector<uint16_t>> FitNormalization(const ChangeOptions& o, uint
 }
 
 // The fused pass's parameters, all but the quantisation scale.
-FusedParams FusedParamsFor(const ChangeOptions& o, const RadiometricFit& fit, int band_count,
+FusedParams FusedParamsFor(const ChangeOptions& o, const ChangeMaps& maps, int band_count,
                            std::pair<int, int> ndvi_indices, const StripSource& before,
                            const StripSource& after, size_t pixel_count) {
   FusedParams p;
@@ -74,10 +83,16 @@ FusedParams FusedParamsFor(const ChangeOptions& o, const RadiometricFit& fit, in
   p.method = o.method;
   p.red_index = ndvi_indices.first;
   p.nir_index = ndvi_indices.second;
+  const RadiometricFit& fit = maps.fit;
   for (int b = 0; b < band_count; ++b) {
     p.gain[b] = fit.gain[b];
     p.offset[b] = fit.offset[b];
+    p.weight[b] = fit.weight[b];
   }
+  if (o.method == Method::kIrMad) {
+    ApplyIrMad(maps.irmad, p);
+  }
+  p.smooth_radius = o.smooth_radius;
   p.inv_band_count = 1.0f / static_cast<float>(band_count);
   p.nodata_before = before.nodata();
   p.nodata_after = after.nodata();
@@ -85,8 +100,32 @@ FusedParams FusedParamsFor(const ChangeOptions& o, const RadiometricFit& fit, in
   return p;
 }
 
-// The fixed threshold, or the automatic one raised to the median floor.
-ThresholdChoice ChooseThreshold(const ChangeOptions& o, float scale,
+// The floor of an automatic threshold: IR-MAD's chi-square quantile, none for EM, else the
+// median floor.
+uint32_t FloorBin(const ChangeOptions& o, int band_count, float scale,
+                  std::span<const uint64_t> hist) {
+  double bin = 0;
+  if (o.method == Method::kIrMad) {
+    bin = std::ceil(std::sqrt(ChiSquareUpperQuantile(o.irmad_floor_p, band_count)) * scale);
+  } else if (o.threshold != ThresholdMethod::kEm) {
+    bin = std::ceil(o.auto_floor_factor * QuantileBin(hist, 0.5));
+  }
+  return static_cast<uint32_t>(std::min<double>(kScoreMax, bin));
+}
+
+uint32_t AutoBin(const ChangeOptions& o, std::span<const uint64_t> hist) {
+  switch (o.threshold) {
+    case ThresholdMethod::kOtsu:
+      return OtsuThreshold(hist);
+    case ThresholdMethod::kKittlerIllingworth:
+      return KittlerIllingworthThreshold(hist);
+    default:
+      return EmThreshold(hist);
+  }
+}
+
+// The fixed threshold, or the automatic one raised to its floor.
+ThresholdChoice ChooseThreshold(const ChangeOptions& o, int band_count, float scale,
                                 std::span<const uint64_t> hist) {
   ThresholdChoice th;
   th.method = ThresholdName(o.threshold);
@@ -95,10 +134,8 @@ ThresholdChoice ChooseThreshold(const ChangeOptions& o, float scale,
     th.bin = static_cast<uint32_t>(std::clamp(bin, 0.0, static_cast<double>(kScoreMax)));
     th.auto_bin = th.bin;
   } else {
-    th.auto_bin = o.threshold == ThresholdMethod::kOtsu ? OtsuThreshold(hist)
-                                                        : KittlerIllingworthThreshold(hist);
-    th.floor_bin = static_cast<uint32_t>(
-        std::min<double>(kScoreMax, std::ceil(o.auto_floor_factor * QuantileBin(hist, 0.5))));
+    th.auto_bin = AutoBin(o, hist);
+    th.floor_bin = FloorBin(o, band_count, scale, hist);
     th.bin = std::max(th.auto_bin, th.floor_bin);
   }
   th.value = (th.bin + 0.5) / scale;
@@ -133,6 +170,8 @@ const char* NormalizationName(Normalization n) {
       return "pif";
     case Normalization::kHistogram:
       return "histogram";
+    case Normalization::kStandardize:
+      return "standardize";
   }
   return "?";
 }
@@ -143,6 +182,8 @@ const char* ThresholdName(ThresholdMethod t) {
       return "otsu";
     case ThresholdMethod::kKittlerIllingworth:
       return "kittler-illingworth";
+    case ThresholdMethod::kEm:
+      return "em";
     case ThresholdMethod::kFixed:
       return "fixed";
   }
@@ -186,6 +227,13 @@ void ValidateOptions(const ChangeOptions& o, int raster_band_count) {
   if (o.close_radius < 0 || o.close_radius > 16) {
     fail("close_radius must be in 0..16, got " + std::to_string(o.close_radius));
   }
+  if (o.smooth_radius < 0 || o.smooth_radius > 8) {
+    fail("smooth_radius must be in 0..8, got " + std::to_string(o.smooth_radius));
+  }
+  if (!(o.irmad_floor_p > 0 && o.irmad_floor_p < 1) || o.irmad.max_iterations < 1 ||
+      o.irmad.max_iterations > 1000) {
+    fail("irmad: floor p must be in (0, 1) and max_iterations in 1..1000");
+  }
   if (o.min_area_px < 0) {
     fail("min_area_px must be >= 0, got " + std::to_string(o.min_area_px));
   }
@@ -221,7 +269,7 @@ ChangeMaps ComputeChange(StripSource& before, StripSource& after, const ChangeOp
   t = Clock::now();
   CoreImage image;
   image.after_luts = FitNormalization(o, before.nodata(), after.nodata(), sample, maps);
-  FusedParams p = FusedParamsFor(o, maps.fit, band_count, ndvi_indices, before, after, pixel_count);
+  FusedParams p = FusedParamsFor(o, maps, band_count, ndvi_indices, before, after, pixel_count);
   p.scale = QuantisationScale(p, sample.before.data(), sample.after.data(), sample.count);
   maps.scale = p.scale;
   if (maps.after_sample.empty()) {
@@ -244,7 +292,7 @@ ChangeMaps ComputeChange(StripSource& before, StripSource& after, const ChangeOp
   maps.scores.resize(pixel_count);
   maps.mask.resize(pixel_count);
   const auto choose = [&](const std::vector<uint64_t>& histogram) {
-    maps.threshold = ChooseThreshold(o, p.scale, histogram);
+    maps.threshold = ChooseThreshold(o, band_count, p.scale, histogram);
     return maps.threshold.bin;
   };
   CoreResult core =
@@ -252,6 +300,7 @@ ChangeMaps ComputeChange(StripSource& before, StripSource& after, const ChangeOp
   maps.histogram = std::move(core.histogram);
   maps.timings.emplace_back("decode", core.timings.decode_s);
   maps.timings.emplace_back("fused_pass", core.timings.fused_pass_s);
+  maps.timings.emplace_back("smooth", core.timings.smooth_s);
   maps.timings.emplace_back("threshold", core.timings.threshold_s);
   maps.timings.emplace_back("mask_filter", core.timings.mask_filter_s);
 

@@ -17,14 +17,15 @@
 #include "imagery/change_math.h"
 #include "imagery/components.h"
 #include "imagery/compute_backend.h"
+#include "imagery/irmad.h"
 #include "imagery/lane_buffer.h"
 #include "imagery/normalization.h"
 #include "imagery/strip_source.h"
 
 namespace warmpool::imagery {
 
-enum class Normalization { kNone, kPif, kHistogram };
-enum class ThresholdMethod { kOtsu, kKittlerIllingworth, kFixed };
+enum class Normalization { kNone, kPif, kHistogram, kStandardize };
+enum class ThresholdMethod { kOtsu, kKittlerIllingworth, kEm, kFixed };
 
 struct ChangeOptions {
   Method method = Method::kCva;
@@ -36,10 +37,16 @@ struct ChangeOptions {
   // For kFixed: change when the measure exceeds this value, in the method's unit (DN for
   // absdiff/cva, natural-log units for logratio, NDVI units for ndvi).
   double fixed_threshold = 0.0;
-  // Automatic thresholds are raised to at least this multiple of the median magnitude, so an
-  // image pair without change does not get half its pixels flagged. 0 disables the floor.
+  // Otsu and KI thresholds are raised to at least this multiple of the median magnitude, so an
+  // image pair without change does not get half its pixels flagged. 0 disables the floor. (EM
+  // has none: where change covers half the scene the median is change. IR-MAD's floor is the
+  // chi-square quantile of irmad_floor_p instead.)
   double auto_floor_factor = 3.0;
-  int open_radius = 1;       // opening radius in pixels (square 2r+1), 0 = none
+  // IR-MAD: a pixel is change only if its no-change probability P(chi2_k > chi2) is below this.
+  double irmad_floor_p = 0.01;
+  IrMadOptions irmad;
+  int smooth_radius = 0;     // mean of the magnitude over (2r+1)^2 before the threshold, 0 = none
+  int open_radius = 0;       // opening radius in pixels (square 2r+1), 0 = none
   int close_radius = 0;      // closing radius in pixels, 0 = none
   int64_t min_area_px = 16;  // minimum mapping unit (8-connected), 0 = keep all
   int red_band = 3;          // 1-based raster band of red (NDVI); default BGRN (Planet)
@@ -65,6 +72,7 @@ struct ChangeMaps {
   std::vector<uint8_t> mask;    // 0 no change, 1 change, 255 nodata
   std::vector<Region> regions;  // kept components, raster order
   RadiometricFit fit;
+  IrMadFit irmad;  // method irmad only
   ThresholdChoice threshold;
   float scale = 1.0f;  // bins per measure unit
   uint64_t valid_pixels = 0;

@@ -91,7 +91,8 @@ std::vector<const uint16_t*> QuicklookPlanes(const ChangeMaps& maps,
 
 // The job's options with the default bands filled in (every band, when both rasters have the
 // same count) and validated. Throws ImageryError (kMismatch, kInvalidArgument).
-ChangeOptions ResolveOptions(const ChangeJob& job, const RasterInfo& bi, const RasterInfo& ai) {
+ChangeOptions ResolveOptions(const ChangeJob& job, const RasterInfo& bi, const RasterInfo& ai,
+                             std::string* selection) {
   ChangeOptions options = job.options;
   if (options.bands.empty()) {
     if (bi.band_count != ai.band_count) {
@@ -103,6 +104,9 @@ ChangeOptions ResolveOptions(const ChangeJob& job, const RasterInfo& bi, const R
     options.bands.resize(static_cast<size_t>(std::min(bi.band_count, kMaxBands)));
     std::iota(options.bands.begin(), options.bands.end(), 1);
   }
+  const DataTraits traits{static_cast<int>(options.bands.size()),
+                          bi.data_type == "Byte" && ai.data_type == "Byte"};
+  *selection = SelectByData(job.auto_choices, traits, options);
   ValidateOptions(options, std::min(bi.band_count, ai.band_count));
   return options;
 }
@@ -224,9 +228,20 @@ nlohmann::json ResultDocument(const ChangeJob& job, const ChangeOptions& options
                          {"auto_bin", maps.threshold.auto_bin},
                          {"floor_bin", maps.threshold.floor_bin},
                          {"bins_per_unit", maps.scale}};
-  result["normalization"] = {
-      {"gain", maps.fit.gain}, {"offset", maps.fit.offset}, {"pif_pixels", maps.fit.pif_count}};
-  result["morphology"] = {{"open_radius", options.open_radius},
+  result["normalization"] = {{"gain", maps.fit.gain},
+                             {"offset", maps.fit.offset},
+                             {"weight", maps.fit.weight},
+                             {"pif_pixels", maps.fit.pif_count}};
+  if (options.method == Method::kIrMad) {
+    result["irmad"] = {{"iterations", maps.irmad.iterations},
+                       {"converged", maps.irmad.converged},
+                       {"max_iterations", options.irmad.max_iterations},
+                       {"canonical_correlations", maps.irmad.rho},
+                       {"fit_pixels", maps.irmad.pixels},
+                       {"floor_no_change_p", options.irmad_floor_p}};
+  }
+  result["morphology"] = {{"smooth_radius", options.smooth_radius},
+                          {"open_radius", options.open_radius},
                           {"close_radius", options.close_radius},
                           {"min_area_px", options.min_area_px}};
   result["valid_pixels"] = maps.valid_pixels;
@@ -259,7 +274,8 @@ nlohmann::json RunChangeJob(const ChangeJob& job, ComputeBackend& backend) {
   CheckSameGrid(bi, ai, before.path(), after.path());
   // Checked before any work: a refused output_dir costs no decode.
   const OutputDir out_dir = OutputDir::Open(job.output_dir, job.output_roots);
-  const ChangeOptions options = ResolveOptions(job, bi, ai);
+  std::string selection;
+  const ChangeOptions options = ResolveOptions(job, bi, ai, &selection);
   const double open_s = Seconds(t);
 
   t = Clock::now();
@@ -283,6 +299,8 @@ nlohmann::json RunChangeJob(const ChangeJob& job, ComputeBackend& backend) {
 
   nlohmann::json result =
       ResultDocument(job, options, maps, before, after, sources.decoded_whole, crs_name);
+  result["selected_by_data"] = job.auto_choices.enabled;
+  if (job.auto_choices.enabled) result["selection_reason"] = selection;
   result["outputs"] = files.paths;
   nlohmann::json timings;
   timings["open"] = open_s;

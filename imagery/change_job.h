@@ -12,6 +12,7 @@
 #include "imagery/change_detection.h"
 #include "imagery/compute_backend.h"
 #include "imagery/data_root.h"
+#include "imagery/method_selection.h"
 
 namespace warmpool::imagery {
 
@@ -25,6 +26,7 @@ struct ChangeJob {
   std::vector<std::string> output_roots;  // empty: unconfined (library and test use)
   std::string output_prefix = "change";
   ChangeOptions options;
+  AutoChoices auto_choices;      // options chosen from the data (method_selection.h)
   bool quicklook = true;         // <prefix>_quicklook.png
   bool write_magnitude = false;  // <prefix>_magnitude.tif (uint16 bins, band scale = 1/scale)
   size_t max_regions_in_result = 1000;  // the GeoJSON always has every region

@@ -23,6 +23,7 @@ enum class Method : int32_t {
   kLogRatio = 1,  // mean over bands of |ln(after'+1) - ln(before+1)|
   kCva = 2,       // change vector magnitude sqrt(sum_b (after'_b - before_b)^2) (DN)
   kNdvi = 3,      // |NDVI(after') - NDVI(before)|
+  kIrMad = 4,     // sqrt(chi2) of the IR-MAD variates (irmad.h): Mahalanobis-like, unitless
 };
 
 inline constexpr int kMaxBands = 8;
@@ -44,6 +45,14 @@ struct FusedParams {
   int32_t nir_index = 3;  // 0-based index of near infrared, for kNdvi
   float gain[kMaxBands] = {1, 1, 1, 1, 1, 1, 1, 1};  // after' = gain * after + offset
   float offset[kMaxBands] = {};
+  // Per-band weight of the difference for kCva and kAbsDiff (1 / sd of `before` when the bands
+  // are standardised; 1 otherwise, which leaves every score bit-identical).
+  float weight[kMaxBands] = {1, 1, 1, 1, 1, 1, 1, 1};
+  // kIrMad: variate v = sum_b mad_before[v][b] x_b - mad_after[v][b] y_b - mad_center[v], each
+  // already divided by its standard deviation (irmad.h).
+  float mad_before[kMaxBands][kMaxBands] = {};
+  float mad_after[kMaxBands][kMaxBands] = {};
+  float mad_center[kMaxBands] = {};
   float inv_band_count = 1.0f;  // 1 / band_count (precomputed: identical on both devices)
   float scale = 1.0f;           // quantisation: bins per measure unit
   uint16_t nodata_before = 0;   // a pixel with any band equal to this is invalid
@@ -51,6 +60,9 @@ struct FusedParams {
   // Power of two: the histogram counts the valid pixels whose global index (row * width + col) is
   // a multiple of it (HistogramStride). Scores and masks still cover every pixel.
   uint32_t histogram_stride = 1;
+  // After the pass, each magnitude becomes the mean over its (2r+1)^2 valid neighbours
+  // (smoothing_math.h) and the histogram is recounted; 0 = off.
+  int32_t smooth_radius = 0;
 };
 
 // The histogram stride for an image of `pixels`: 1 below 4 Mpx, else the largest power of two
@@ -142,6 +154,7 @@ WARMPOOL_HOST_DEVICE inline PixelMeasure MeasurePixel(const FusedParams& p,
   float acc = 0.0f;
   uint32_t sector = 0;
   float ndvi_x_red = 0.0f, ndvi_x_nir = 0.0f, ndvi_y_red = 0.0f, ndvi_y_nir = 0.0f;
+  float mad[kMaxBands] = {};  // kIrMad only
   // Written without branches (selects only) so the CPU loop over pixels vectorises.
   for (int b = 0; b < n; ++b) {
     const uint16_t raw_x = before[static_cast<size_t>(b) * plane + i];
@@ -159,11 +172,18 @@ WARMPOOL_HOST_DEVICE inline PixelMeasure MeasurePixel(const FusedParams& p,
     sector = sector | (b < 4 ? sign_to_bit & (1u << (kSectorShift + b)) : 0u);
     float term = 0.0f;
     if constexpr (kMethod == Method::kAbsDiff) {
-      term = fabsf(e);
+      term = fabsf(e) * p.weight[b];
     } else if constexpr (kMethod == Method::kLogRatio) {
       term = fabsf(PortableLn(y + 1.0f) - PortableLn(x + 1.0f));
     } else if constexpr (kMethod == Method::kCva) {
-      term = e * e;
+      const float weighted = e * p.weight[b];
+      term = weighted * weighted;
+    } else if constexpr (kMethod == Method::kIrMad) {
+      for (int v = 0; v < n; ++v) {
+        const float px = p.mad_before[v][b] * x;
+        const float py = p.mad_after[v][b] * y;
+        mad[v] = mad[v] + (px - py);
+      }
     } else {
       const bool is_red = b == p.red_index;
       const bool is_nir = b == p.nir_index;
@@ -176,7 +196,14 @@ WARMPOOL_HOST_DEVICE inline PixelMeasure MeasurePixel(const FusedParams& p,
     acc = b == 0 ? term : acc + term;
   }
   float measure;
-  if constexpr (kMethod == Method::kCva) {
+  if constexpr (kMethod == Method::kIrMad) {
+    float chi2 = 0.0f;
+    for (int v = 0; v < n; ++v) {
+      const float d = mad[v] - p.mad_center[v];
+      chi2 = chi2 + d * d;
+    }
+    measure = sqrtf(chi2);
+  } else if constexpr (kMethod == Method::kCva) {
     measure = sqrtf(acc);
   } else if constexpr (kMethod == Method::kNdvi) {
     measure = fabsf(Ndvi(ndvi_y_red, ndvi_y_nir) - Ndvi(ndvi_x_red, ndvi_x_nir));

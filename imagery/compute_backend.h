@@ -42,6 +42,10 @@ class ComputeBackend {
   // Waits for every strip; fills histogram[kScoreBins] and the host scores.
   virtual void Histogram(uint64_t* histogram) = 0;
 
+  // After Histogram(): replaces every magnitude by its box mean of params.smooth_radius
+  // (smoothing_math.h), then refills histogram[kScoreBins] and the host scores.
+  virtual void Smooth(uint64_t* histogram) = 0;
+
   // Threshold, opening/closing, nodata clear and MMU over the whole image. `mask` (host,
   // width*height) receives 0/1. Returns the kept regions when the backend computed them anyway.
   virtual std::optional<std::vector<Region>> MaskAndFilter(const MaskParams& params,

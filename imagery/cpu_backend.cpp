@@ -5,6 +5,7 @@
 #include "imagery/fused_pass.h"
 #include "imagery/morphology.h"
 #include "imagery/parallel_slices.h"
+#include "imagery/smoothing.h"
 
 namespace warmpool::imagery {
 namespace {
@@ -46,6 +47,11 @@ class CpuBackend final : public ComputeBackend {
     }
   }
 
+  void Smooth(uint64_t* histogram) override {
+    SmoothScoresCpu(scores_, width_, height_, params_.smooth_radius, params_.histogram_stride,
+                    threads_, histogram, smooth_work_);
+  }
+
   std::optional<std::vector<Region>> MaskAndFilter(const MaskParams& m, uint8_t* mask) override {
     const size_t count = static_cast<size_t>(width_) * height_;
     ThresholdScores(scores_, count, m.threshold_bin, mask);
@@ -62,6 +68,7 @@ class CpuBackend final : public ComputeBackend {
   uint16_t* scores_ = nullptr;
   std::vector<std::vector<uint64_t>> histograms_;  // one per thread
   std::vector<uint8_t> morph_work_;                // reused morphology scratch
+  std::vector<uint16_t> smooth_work_;              // reused smoothing scratch
 };
 
 }  // namespace

@@ -54,6 +54,8 @@ void ScoreDispatch(const FusedParams& p, const uint16_t* before, const uint16_t*
       return ScoreSpanBands<Method::kCva>(p, before, after, plane, begin, end, scores);
     case Method::kNdvi:
       return ScoreSpanBands<Method::kNdvi>(p, before, after, plane, begin, end, scores);
+    case Method::kIrMad:
+      return ScoreSpanBands<Method::kIrMad>(p, before, after, plane, begin, end, scores);
   }
 }
 
@@ -122,6 +124,8 @@ void MeasureRangeCpu(const FusedParams& p, const uint16_t* before, const uint16_
       return MeasureSpan<Method::kCva>(p, before, after, plane, begin, end, measures);
     case Method::kNdvi:
       return MeasureSpan<Method::kNdvi>(p, before, after, plane, begin, end, measures);
+    case Method::kIrMad:
+      return MeasureSpan<Method::kIrMad>(p, before, after, plane, begin, end, measures);
   }
 }
 

@@ -99,6 +99,25 @@ RadiometricFit IdentityFit(int band_count) {
   RadiometricFit fit;
   fit.gain.assign(static_cast<size_t>(band_count), 1.0f);
   fit.offset.assign(static_cast<size_t>(band_count), 0.0f);
+  fit.weight.assign(static_cast<size_t>(band_count), 1.0f);
+  return fit;
+}
+
+RadiometricFit FitStandardize(const PixelSample& s, uint16_t nodata_before, uint16_t nodata_after) {
+  RadiometricFit fit = IdentityFit(s.band_count);
+  const std::vector<size_t> valid = ValidIndices(s, nodata_before, nodata_after);
+  if (valid.empty()) {
+    return fit;
+  }
+  for (int b = 0; b < s.band_count; ++b) {
+    const BandMoments m = MomentsOver(s, b, valid);
+    const double gain = m.syy > 0 && m.sxx > 0 ? std::sqrt(m.sxx / m.syy) : 1.0;
+    fit.gain[b] = static_cast<float>(gain);
+    fit.offset[b] = static_cast<float>(m.mean_x - gain * m.mean_y);
+    // A constant band carries no z-score; its raw difference still counts, in DN.
+    fit.weight[b] = m.sxx > 0 ? static_cast<float>(1.0 / std::sqrt(m.sxx)) : 1.0f;
+  }
+  fit.pif_count = valid.size();
   return fit;
 }
 

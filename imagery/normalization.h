@@ -18,10 +18,12 @@ struct PixelSample {
   std::vector<uint16_t> after;
 };
 
-// after' = gain[b] * after + offset[b], per band.
+// after' = gain[b] * after + offset[b], per band; the difference after' - before is then
+// multiplied by weight[b] (1 except for band standardisation).
 struct RadiometricFit {
   std::vector<float> gain;
   std::vector<float> offset;
+  std::vector<float> weight;
   size_t pif_count = 0;  // pixels the last fit used (0 for the identity)
 };
 
@@ -45,6 +47,13 @@ std::pair<float, float> OrthogonalFit(const BandMoments& m);
 // any band equal to a nodata value are ignored. With no valid pixel, returns the identity.
 RadiometricFit FitPif(const PixelSample& sample, uint16_t nodata_before, uint16_t nodata_after,
                       double pif_fraction = 0.4, int iterations = 4);
+
+// Per-band standardisation: after is mapped onto before's mean and standard deviation and each
+// band's difference is divided by before's standard deviation, so the change vector is the
+// difference of the two dates' z-scores and every band weighs the same (the CVA of
+// Malila 1980 on standardised bands). With no valid pixel, returns the identity.
+RadiometricFit FitStandardize(const PixelSample& sample, uint16_t nodata_before,
+                              uint16_t nodata_after);
 
 // Histogram matching of after to before: per band a 65536-entry table mapping an `after` DN to
 // the `before` DN of the same quantile. nodata_after maps to itself and nothing else maps to it.

@@ -36,7 +36,7 @@ run_asan() {
     LSAN_OPTIONS="suppressions=$SUPP/lsan.supp:print_suppressions=0" \
     UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
     ctest --test-dir "$dir" --output-on-failure -j "$JOBS" -L 'unit|integration' \
-    -E 'gpu_parity' "$@"
+    -E 'gpu_parity|imagery_real_quality' "$@"
 }
 
 run_tsan() {

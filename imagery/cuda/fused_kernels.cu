@@ -86,6 +86,10 @@ void LaunchFused(const FusedParams& p, const uint16_t* before, const uint16_t* a
       LaunchFusedBands<Method::kNdvi>(p, before, after, plane, global_offset, scores, histogram,
                                       blocks, stream);
       break;
+    case Method::kIrMad:
+      LaunchFusedBands<Method::kIrMad>(p, before, after, plane, global_offset, scores, histogram,
+                                       blocks, stream);
+      break;
   }
   CheckCuda(cudaGetLastError(), "FusedKernel launch");
 }

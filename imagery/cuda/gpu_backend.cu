@@ -13,6 +13,7 @@
 #include "imagery/cuda/fused_kernels.h"
 #include "imagery/cuda/gpu_backend.h"
 #include "imagery/cuda/mask_kernels.h"
+#include "imagery/cuda/smoothing_kernels.h"
 
 namespace warmpool::imagery {
 namespace {
@@ -42,7 +43,7 @@ struct DeviceContext {
   const int ordinal;
   std::string name;
   cudaStream_t streams[2] = {nullptr, nullptr};
-  DeviceBuffer scores, histogram;
+  DeviceBuffer scores, histogram, smooth_scratch;
   MaskBuffers mask;
   DeviceBuffer strip_before[2], strip_after[2];
   PinnedBuffer staging_before[2], staging_after[2];
@@ -122,6 +123,21 @@ class CudaBackend final : public ComputeBackend {
                          static_cast<size_t>(width_) * height_ * sizeof(uint16_t),
                          cudaMemcpyDeviceToHost),
               "D2H scores");
+  }
+
+  void Smooth(uint64_t* histogram) override {
+    cudaStream_t stream = ctx_.streams[0];
+    const size_t n = static_cast<size_t>(width_) * height_;
+    auto* scratch = static_cast<uint16_t*>(ctx_.smooth_scratch.Ensure(n * sizeof(uint16_t)));
+    CheckCuda(cudaMemcpyAsync(scratch, ctx_.scores.as<uint16_t>(), n * sizeof(uint16_t),
+                              cudaMemcpyDeviceToDevice, stream),
+              "D2D scores");
+    CheckCuda(
+        cudaMemsetAsync(ctx_.histogram.as<uint32_t>(), 0, kScoreBins * sizeof(uint32_t), stream),
+        "cudaMemsetAsync");
+    cuda::LaunchSmooth(scratch, ctx_.scores.as<uint16_t>(), width_, height_, params_.smooth_radius,
+                       params_.histogram_stride, ctx_.histogram.as<uint32_t>(), sm_count_, stream);
+    Histogram(histogram);
   }
 
   std::optional<std::vector<Region>> MaskAndFilter(const MaskParams& m, uint8_t* mask) override {

@@ -13,6 +13,9 @@
 
 namespace warmpool::imagery {
 
+// The row of the task's default (method chosen from the data; method_selection.h).
+inline constexpr const char* kDefaultConfigName = "default: auto (16-bit: irmad + ki)";
+
 struct QualityScenario {
   std::string name;  // "gain/offset + noise", "1-px misregistration", "identical"
   SynthOptions synth;

@@ -16,8 +16,9 @@ using Json = nlohmann::json;
 constexpr std::array<const char*, 10> kPositional = {
     "before",    "after",     "output_dir",  "method",      "bands",
     "normalize", "threshold", "open_radius", "min_area_px", "quicklook"};
-constexpr std::array<const char*, 4> kKeywordOnly = {"close_radius", "red_band", "nir_band",
-                                                     "magnitude"};
+constexpr std::array<const char*, 7> kKeywordOnly = {
+    "close_radius",         "red_band",    "nir_band", "magnitude", "smooth_radius",
+    "irmad_max_iterations", "median_floor"};
 
 [[noreturn]] void TypeFail(const std::string& msg) {
   throw TaskArgumentError(TaskArgumentError::Type::kTypeError, msg);
@@ -103,6 +104,23 @@ int64_t GetInt(const std::map<std::string, Json>& b, const char* name, int64_t f
   return x;
 }
 
+double GetNumber(const std::map<std::string, Json>& b, const char* name, double fallback,
+                 double min_value, double max_value) {
+  const Json* v = Get(b, name);
+  if (v == nullptr) {
+    return fallback;
+  }
+  if (!v->is_number() || v->is_boolean()) {
+    TypeFail(std::string(name) + " must be a number, got " + TypeName(*v));
+  }
+  const double x = v->get<double>();
+  if (!(x >= min_value && x <= max_value)) {
+    ValueFail(std::string(name) + " must be in " + std::to_string(min_value) + ".." +
+              std::to_string(max_value) + ", got " + v->dump());
+  }
+  return x;
+}
+
 bool GetBool(const std::map<std::string, Json>& b, const char* name, bool fallback) {
   const Json* v = Get(b, name);
   if (v == nullptr) {
@@ -114,12 +132,21 @@ bool GetBool(const std::map<std::string, Json>& b, const char* name, bool fallba
   return v->get<bool>();
 }
 
-Method ParseMethod(const std::string& s) {
+Method ParseNamedMethod(const std::string& s) {
   if (s == "cva") return Method::kCva;
+  if (s == "irmad" || s == "ir-mad" || s == "mad") return Method::kIrMad;
   if (s == "absdiff" || s == "abs_diff" || s == "diff") return Method::kAbsDiff;
   if (s == "logratio" || s == "log_ratio") return Method::kLogRatio;
   if (s == "ndvi" || s == "ndvi_diff") return Method::kNdvi;
-  ValueFail("method must be one of 'cva', 'absdiff', 'logratio', 'ndvi', got '" + s + "'");
+  ValueFail("method must be one of 'auto', 'irmad', 'cva', 'absdiff', 'logratio', 'ndvi', got '" +
+            s + "'");
+}
+
+// Sets o.method; false for "auto" (chosen from the data once the band count is known).
+bool ParseMethod(const std::string& s, ChangeOptions& o) {
+  if (s == "auto") return false;
+  o.method = ParseNamedMethod(s);
+  return true;
 }
 
 Normalization ParseNormalization(const Json* v) {
@@ -133,7 +160,8 @@ Normalization ParseNormalization(const Json* v) {
   if (s == "pif") return Normalization::kPif;
   if (s == "histogram" || s == "hist") return Normalization::kHistogram;
   if (s == "none") return Normalization::kNone;
-  ValueFail("normalize must be one of 'pif', 'histogram', 'none', got '" + s + "'");
+  if (s == "standardize" || s == "standardise" || s == "zscore") return Normalization::kStandardize;
+  ValueFail("normalize must be one of 'standardize', 'pif', 'histogram', 'none', got '" + s + "'");
 }
 
 void ParseThreshold(const Json* v, ChangeOptions& o) {
@@ -151,15 +179,17 @@ void ParseThreshold(const Json* v, ChangeOptions& o) {
     return;
   }
   if (!v->is_string()) {
-    TypeFail("threshold must be 'otsu', 'ki' or a number, got " + TypeName(*v));
+    TypeFail("threshold must be 'em', 'otsu', 'ki' or a number, got " + TypeName(*v));
   }
   const std::string s = v->get<std::string>();
   if (s == "otsu") {
     o.threshold = ThresholdMethod::kOtsu;
   } else if (s == "ki" || s == "kittler" || s == "kittler-illingworth") {
     o.threshold = ThresholdMethod::kKittlerIllingworth;
+  } else if (s == "em") {
+    o.threshold = ThresholdMethod::kEm;
   } else {
-    ValueFail("threshold must be 'otsu', 'ki' or a number, got '" + s + "'");
+    ValueFail("threshold must be 'em', 'otsu', 'ki' or a number, got '" + s + "'");
   }
 }
 
@@ -268,13 +298,22 @@ Json RunChangeDetectionTask(const Json& args, const Json& kwargs, const ImageryC
   const std::string before = GetString(b, "before", "");
   const std::string after = GetString(b, "after", "");
   ChangeOptions& o = job.options;
-  o.method = ParseMethod(GetString(b, "method", "cva"));
+  // method absent or "auto": what the caller leaves open is chosen from the band count
+  // (imagery/method_selection.h); a named method keeps the v1 defaults pif + otsu.
+  job.auto_choices.enabled = !ParseMethod(GetString(b, "method", "auto"), o);
+  job.auto_choices.normalization = !b.count("normalize");
+  job.auto_choices.threshold = !b.count("threshold");
+  job.auto_choices.smooth = !b.count("smooth_radius");
+  job.auto_choices.floor = !b.count("median_floor");
   o.bands = ParseBands(Get(b, "bands"));
   // Absent: the default "pif"; an explicit None: no normalisation.
   o.normalization =
       b.count("normalize") ? ParseNormalization(Get(b, "normalize")) : Normalization::kPif;
   ParseThreshold(Get(b, "threshold"), o);
-  o.open_radius = static_cast<int>(GetInt(b, "open_radius", 1, 0, 16));
+  o.smooth_radius = static_cast<int>(GetInt(b, "smooth_radius", 0, 0, 8));
+  o.auto_floor_factor = GetNumber(b, "median_floor", 3.0, 0.0, 100.0);
+  o.irmad.max_iterations = static_cast<int>(GetInt(b, "irmad_max_iterations", 50, 1, 1000));
+  o.open_radius = static_cast<int>(GetInt(b, "open_radius", 0, 0, 16));
   o.close_radius = static_cast<int>(GetInt(b, "close_radius", 0, 0, 16));
   o.min_area_px = GetInt(b, "min_area_px", 16, 0, int64_t{1} << 40);
   o.red_band = static_cast<int>(GetInt(b, "red_band", 3, 1, 65535));
@@ -291,7 +330,8 @@ Json RunChangeDetectionTask(const Json& args, const Json& kwargs, const ImageryC
   job.before_path = before;
   job.after_path = after;
   job.inputs = PathPolicy{cfg.data_root, cfg.allow_remote_prefixes};
-  ChooseOutputDir(GetString(b, "output_dir", ""), before, after, MethodName(o.method), cfg, job);
+  ChooseOutputDir(GetString(b, "output_dir", ""), before, after,
+                  job.auto_choices.enabled ? "auto" : MethodName(o.method), cfg, job);
 
   ComputeBackendPtr backend = SelectBackend(cfg.device, o.threads);
   return RunChangeJob(job, *backend);

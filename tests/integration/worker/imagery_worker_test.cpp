@@ -46,7 +46,10 @@ TEST_CASE("imagery.change_detection from Python Celery: result, outputs, clear f
     REQUIRE(r["status"] == "SUCCESS");
     const json& res = r["result"];
     CHECK(res["device"] == "cpu");
-    CHECK(res["method"] == "cva");
+    CHECK(res["method"] == "irmad");  // no method named: chosen from the 4 bands
+    CHECK(res["selected_by_data"] == true);
+    CHECK_THAT(res["selection_reason"].get<std::string>(), Catch::Contains("IR-MAD"));
+    CHECK(res["irmad"]["iterations"].get<int>() >= 1);
     CHECK(res["decoded_whole"] == false);  // --imagery-decode-budget-mb 0: read in strips
     CHECK(res["changed_pixels"].get<long>() > 0);
     CHECK(res["changed_fraction"].get<double>() < 0.5);

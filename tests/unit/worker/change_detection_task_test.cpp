@@ -52,9 +52,10 @@ TEST_CASE("The task writes georeferenced products and a complete result", "[imag
   Fixture f;
   const Json result = RunChangeDetectionTask(
       Json::array(), {{"before", f.before()}, {"after", f.after()}, {"magnitude", true}}, f.config);
-  CHECK(result["method"] == "cva");
+  CHECK(result["method"] == "irmad");  // no method named, 4 bands: chosen from the data
+  CHECK(result["selected_by_data"] == true);
   CHECK(result["device"] == "cpu");
-  CHECK(result["threshold"]["method"] == "otsu");
+  CHECK(result["threshold"]["method"] == "kittler-illingworth");
   CHECK(result["threshold"]["value"].get<double>() > 0);
   CHECK(result["changed_pixels"].get<uint64_t>() > 0);
   CHECK(result["changed_fraction"].get<double>() > 0.0);
@@ -71,7 +72,7 @@ TEST_CASE("The task writes georeferenced products and a complete result", "[imag
   // Map bbox of pixel bbox: x = 500000 + px * 4.77.
   CHECK(region["map_bbox"][0].get<double>() ==
         Approx(500000.0 + region["pixel_bbox"][0].get<double>() * 4.77));
-  const std::string out_dir = f.dir.Sub("data") + "/changes/pair_before__pair_after_cva";
+  const std::string out_dir = f.dir.Sub("data") + "/changes/pair_before__pair_after_auto";
   CHECK(result["outputs"]["mask"] == out_dir + "/change_mask.tif");
 
   // Mask: uint8, geotransform + CRS of before, tiled and DEFLATE-compressed, nodata 255.
