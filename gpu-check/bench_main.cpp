@@ -3,6 +3,8 @@
 // components, whole CPU pipeline), GPU half when a CUDA device is usable (kernels on the
 // device-resident pair against the same run's device-to-device copy and 4.8 TB/s, the resident
 // pipeline, the backend from host memory, and whether its outputs equal the CPU's bit for bit).
+// Both halves also run IR-MAD (projections fitted on the host) and CVA with a 3x3 mean of the
+// magnitude: fused-pass throughput and pipeline ms/Mpx, and GPU == CPU for each.
 // Usage: gpu_bench [--size N] [--repeats N] [--threads N] [--json FILE] [--md FILE]
 #include <chrono>
 #include <cstdio>
@@ -54,6 +56,9 @@ struct BenchInput {
   double mpx = 0;  // megapixels
   CoreCase c;      // cva, 4 bands, PIF gain/offset, Otsu, open 1, MMU 16
   Prepared in;
+  CoreCase irmad_c;  // c with method irmad (host fit) and Kittler-Illingworth
+  Prepared irmad_in;
+  CoreCase smooth_c;  // c with smooth_radius 1 (same inputs as c)
   int pipeline_repeats = 1;
 };
 
@@ -62,6 +67,8 @@ struct CpuFigures {
   imagery::MaskParams mask;  // with the Otsu threshold of the CPU fused pass
   double pipeline_ms = 0;
   CoreResult result;
+  double irmad_pipeline_ms = 0, smooth_pipeline_ms = 0;
+  CoreResult irmad_result, smooth_result;
 };
 
 BenchInput MakeInput(const Args& a, Report& report) {
@@ -79,10 +86,18 @@ BenchInput MakeInput(const Args& a, Report& report) {
   b.c.strip_rows = 512;
   b.c.histogram_stride = imagery::HistogramStride(b.n);
   const auto t0 = std::chrono::steady_clock::now();
-  b.in = Prepare(MakePair(po), b.c);
+  const CorePair pair = MakePair(po);
+  b.in = Prepare(pair, b.c);
   report.Add("generate_s",
              std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(),
              "synthetic pair + PIF fit");
+  b.irmad_c = b.c;
+  b.irmad_c.method = imagery::Method::kIrMad;
+  b.irmad_c.norm = Norm::kIrMad;
+  b.irmad_c.threshold = Threshold::kKittlerIllingworth;
+  b.irmad_in = Prepare(pair, b.irmad_c);
+  b.smooth_c = b.c;
+  b.smooth_c.smooth_radius = 1;
   return b;
 }
 
@@ -136,7 +151,55 @@ CpuFigures RunCpuHalf(const Args& a, const BenchInput& b, Report& report) {
   });
   report.Add("cpu_pipeline_ms_per_Mpx", cpu_figures.pipeline_ms / b.mpx,
              "strips from host memory -> fused -> Otsu -> mask + MMU");
+  const double cpu_irmad_ms = WallMs(a.repeats, [&] {
+    cpu->Begin(b.irmad_in.params, b.side, b.side, scores.data());
+    cpu->FusedStrip(0, b.side, b.irmad_in.before.data(), b.irmad_in.after.data());
+    cpu->Histogram(histogram.data());
+  });
+  report.Add("cpu_fused_irmad_GBps", fused_bytes / (cpu_irmad_ms * 1e6), "IR-MAD fused pass");
+  report.Add("cpu_fused_irmad_over_cva", cpu_irmad_ms / cpu_fused_ms, "time, same run");
+  cpu_figures.irmad_pipeline_ms = WallMs(b.pipeline_repeats, [&] {
+    cpu_figures.irmad_result = RunCore(*cpu, b.irmad_in, b.irmad_c, /*count_regions=*/false);
+  });
+  report.Add("cpu_pipeline_irmad_ms_per_Mpx", cpu_figures.irmad_pipeline_ms / b.mpx,
+             "IR-MAD (fit excluded) -> KI -> mask + MMU");
+  cpu_figures.smooth_pipeline_ms = WallMs(b.pipeline_repeats, [&] {
+    cpu_figures.smooth_result = RunCore(*cpu, b.in, b.smooth_c, /*count_regions=*/false);
+  });
+  report.Add("cpu_pipeline_smooth1_ms_per_Mpx", cpu_figures.smooth_pipeline_ms / b.mpx,
+             "the CVA pipeline with a 3x3 mean of the magnitude");
   return cpu_figures;
+}
+
+// IR-MAD's fused kernel on the resident pair, then IR-MAD and the smoothed CVA pipeline from host
+// memory, each against the CPU's bytes.
+void RunGpuVariants(const Args& a, const BenchInput& b, const CpuFigures& cpu,
+                    imagery::ComputeBackend& cuda, Report& report) {
+  const imagery::bench::CudaKernelReport k = imagery::bench::BenchmarkCudaKernels(
+      0,
+      imagery::bench::HostPair{b.side, b.side, 4, b.irmad_in.before.data(),
+                               b.irmad_in.after.data()},
+      b.irmad_in.params, cpu.mask,
+      [](const std::vector<uint64_t>& h) { return imagery::KittlerIllingworthThreshold(h); },
+      a.repeats);
+  const KernelTiming* copy_d2d = Find(k.kernels, "copy_d2d");
+  const KernelTiming* fused = Find(k.kernels, "fused");
+  report.Add("gpu_fused_irmad_GBps", fused->Gbps(), "IR-MAD fused pass, resident pair");
+  report.Add("gpu_fused_irmad_of_copy", fused->Gbps() / copy_d2d->Gbps(), "same run's D2D copy");
+  const auto compare = [&](const char* name, const Prepared& in, const CoreCase& c, double cpu_ms,
+                           const CoreResult& expect) {
+    CoreResult got;
+    const double ms =
+        WallMs(b.pipeline_repeats, [&] { got = RunCore(cuda, in, c, /*count_regions=*/false); });
+    report.Add(std::string("gpu_pipeline_") + name + "_from_host_ms_per_Mpx", ms / b.mpx,
+               "pageable strips -> pinned -> 2 streams");
+    report.Add(std::string("cpu_over_gpu_") + name, cpu_ms / ms, "speed-up, from host");
+    const std::string diff = FirstDifference(expect, got);
+    report.Add(std::string("gpu_") + name + "_equals_cpu", diff.empty(),
+               diff.empty() ? "scores, histogram, mask" : diff);
+  };
+  compare("irmad", b.irmad_in, b.irmad_c, cpu.irmad_pipeline_ms, cpu.irmad_result);
+  compare("smooth1", b.in, b.smooth_c, cpu.smooth_pipeline_ms, cpu.smooth_result);
 }
 
 // Kernels on the device-resident pair, the resident pipeline, the backend from host memory, and
@@ -175,6 +238,7 @@ void RunGpuHalf(const Args& a, const BenchInput& b, const CpuFigures& cpu, Repor
   report.Add("cpu_over_gpu_from_host", cpu.pipeline_ms / from_host_ms, "speed-up");
   const std::string diff = FirstDifference(cpu.result, gpu_result);
   report.Add("gpu_equals_cpu", diff.empty(), diff.empty() ? "scores, histogram, mask" : diff);
+  RunGpuVariants(a, b, cpu, *cuda, report);
 }
 
 int Run(const Args& a) {

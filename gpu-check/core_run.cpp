@@ -5,6 +5,7 @@
 
 #include "imagery/change_core.h"
 #include "imagery/components.h"
+#include "imagery/irmad.h"
 #include "imagery/normalization.h"
 #include "imagery/threshold.h"
 
@@ -22,6 +23,10 @@ const char* NormName(Norm n) {
       return "pif";
     case Norm::kHistogramMatch:
       return "histmatch";
+    case Norm::kStandardize:
+      return "standardize";
+    case Norm::kIrMad:
+      return "irmad-fit";
   }
   return "?";
 }
@@ -32,6 +37,8 @@ const char* ThresholdName(Threshold t) {
       return "otsu";
     case Threshold::kKittlerIllingworth:
       return "ki";
+    case Threshold::kEm:
+      return "em";
     case Threshold::kQuantile95:
       return "q95";
     case Threshold::kFixedBin:
@@ -46,6 +53,8 @@ uint32_t ChooseThreshold(Threshold t, const std::vector<uint64_t>& h) {
       return imagery::OtsuThreshold(h);
     case Threshold::kKittlerIllingworth:
       return imagery::KittlerIllingworthThreshold(h);
+    case Threshold::kEm:
+      return imagery::EmThreshold(h);
     case Threshold::kQuantile95:
       return imagery::QuantileBin(h, 0.95);
     case Threshold::kFixedBin:
@@ -93,7 +102,7 @@ std::string CoreCase::Name() const {
   s << imagery::MethodName(method) << " bands=" << band_count << " norm=" << NormName(norm)
     << " threshold=" << ThresholdName(threshold) << " open=" << open_radius
     << " close=" << close_radius << " mmu=" << min_area_px << " strip=" << strip_rows
-    << " hist_stride=" << histogram_stride;
+    << " hist_stride=" << histogram_stride << " smooth=" << smooth_radius;
   return s.str();
 }
 
@@ -113,6 +122,7 @@ Prepared Prepare(const CorePair& pair, const CoreCase& c) {
   p.nodata_before = 0;
   p.nodata_after = 0;
   p.histogram_stride = c.histogram_stride;
+  p.smooth_radius = c.smooth_radius;
   const size_t step = std::max<size_t>(1, n / 65536);
   if (c.norm == Norm::kGainOffset) {
     const imagery::RadiometricFit fit = imagery::FitPif(Sample(in, c.band_count, step), 0, 0);
@@ -120,6 +130,16 @@ Prepared Prepare(const CorePair& pair, const CoreCase& c) {
       p.gain[b] = fit.gain[b];
       p.offset[b] = fit.offset[b];
     }
+  } else if (c.norm == Norm::kStandardize) {
+    const imagery::RadiometricFit fit =
+        imagery::FitStandardize(Sample(in, c.band_count, step), 0, 0);
+    for (int b = 0; b < c.band_count; ++b) {
+      p.gain[b] = fit.gain[b];
+      p.offset[b] = fit.offset[b];
+      p.weight[b] = fit.weight[b];
+    }
+  } else if (c.norm == Norm::kIrMad) {  // fitted once on the host; every backend gets it
+    imagery::ApplyIrMad(imagery::FitIrMad(Sample(in, c.band_count, step), 0, 0), p);
   } else if (c.norm == Norm::kHistogramMatch) {
     const auto tables = imagery::FitHistogramMatch(Sample(in, c.band_count, step), 0, 0);
     imagery::ApplyLookupTables(tables, in.after.data(), n);
@@ -154,8 +174,10 @@ CoreResult RunCore(imagery::ComputeBackend& backend, const Prepared& in, const C
   m.open_radius = c.open_radius;
   m.close_radius = c.close_radius;
   m.min_area_px = c.min_area_px;
+  imagery::FusedParams params = in.params;
+  params.smooth_radius = c.smooth_radius;  // so one Prepared serves a case with and without
   imagery::CoreResult core = imagery::RunChangeCore(
-      backend, in.params, image,
+      backend, params, image,
       [&](const std::vector<uint64_t>& histogram) {
         return ChooseThreshold(c.threshold, histogram);
       },

@@ -15,8 +15,9 @@
 
 namespace warmpool::gpucheck {
 
-enum class Norm { kNone, kGainOffset, kHistogramMatch };
-enum class Threshold { kOtsu, kKittlerIllingworth, kQuantile95, kFixedBin };
+// kIrMad fits IR-MAD's projections on the host sample (imagery/irmad.h); method kIrMad needs it.
+enum class Norm { kNone, kGainOffset, kHistogramMatch, kStandardize, kIrMad };
+enum class Threshold { kOtsu, kKittlerIllingworth, kEm, kQuantile95, kFixedBin };
 
 struct CoreCase {
   imagery::Method method = imagery::Method::kCva;
@@ -28,12 +29,14 @@ struct CoreCase {
   int64_t min_area_px = 16;
   int strip_rows = 64;
   uint32_t histogram_stride = 1;  // power of two (1 = every pixel)
+  int smooth_radius = 0;          // box mean of the magnitude before the threshold, 0 = none
 
   std::string Name() const;
 };
 
 // Inputs every backend gets for one case: the selected bands (after histogram matching when
-// asked) and the fused parameters (gain/offset from the PIF fit, quantisation scale).
+// asked) and the fused parameters (gain/offset from the PIF fit, per-band weights of the
+// standardisation or IR-MAD's projections, quantisation scale).
 struct Prepared {
   int width = 0;
   int height = 0;
@@ -53,7 +56,8 @@ struct CoreResult {
   size_t regions = 0;  // 8-connected regions of the final mask
 };
 
-// Runs the case on `backend`; strips of c.strip_rows rows (the whole image when <= 0). With
+// Runs the case on `backend` with in.params but c.smooth_radius; strips of c.strip_rows rows
+// (the whole image when <= 0). With
 // count_regions, labels the final mask once more on the CPU to fill `regions`.
 CoreResult RunCore(imagery::ComputeBackend& backend, const Prepared& in, const CoreCase& c,
                    bool count_regions = true);

@@ -1,7 +1,8 @@
 // gpu_parity: CPU and CUDA backends give bit-identical packed scores, histograms, thresholds and
-// masks on synthetic pairs (clean, gain/offset + noise, 1 px misregistered), for every method,
-// band count 1..8 and a rotation of normalisation / threshold / morphology / MMU / strip /
-// histogram-stride options (all of them on 4-band CVA and NDVI). The reference is the CPU
+// masks on synthetic pairs (clean, gain/offset + noise, 1 px misregistered), for every method
+// (IR-MAD fitted on the host), band count 1..8 and a rotation of normalisation / threshold /
+// morphology / MMU / strip / histogram-stride / magnitude-smoothing options (all of them on
+// 4-band CVA, NDVI and IR-MAD). The reference is the CPU
 // backend on one thread with the image as one strip; the candidates are the CPU backend on
 // several threads with strips and, when a CUDA device is usable, the CUDA backend.
 // Usage: gpu_parity [--json FILE] [--threads N]. Exit 0 all identical, 1 a difference, 2 usage.
@@ -24,13 +25,15 @@ using imagery::Method;
 std::vector<CoreCase> OptionSets() {
   // clang-format off
   return {
-      // norm                 threshold                        open close mmu strip stride
-      {Method::kCva, 4, Norm::kNone,           Threshold::kOtsu,               1, 0, 16, 64,  1},
-      {Method::kCva, 4, Norm::kGainOffset,     Threshold::kKittlerIllingworth, 2, 1, 0,  100, 1},
-      {Method::kCva, 4, Norm::kHistogramMatch, Threshold::kQuantile95,         0, 0, 5,  37,  2},
-      {Method::kCva, 4, Norm::kGainOffset,     Threshold::kOtsu,               1, 1, 30, 0,   4},
-      {Method::kCva, 4, Norm::kNone,           Threshold::kKittlerIllingworth, 0, 2, 2,  1,   1},
-      {Method::kCva, 4, Norm::kGainOffset,     Threshold::kFixedBin,           3, 0, 16, 256, 16},
+      // norm                 threshold                        open close mmu strip stride smooth
+      {Method::kCva, 4, Norm::kNone,           Threshold::kOtsu,               1, 0, 16, 64,  1,  0},
+      {Method::kCva, 4, Norm::kGainOffset,     Threshold::kKittlerIllingworth, 2, 1, 0,  100, 1,  0},
+      {Method::kCva, 4, Norm::kHistogramMatch, Threshold::kQuantile95,         0, 0, 5,  37,  2,  0},
+      {Method::kCva, 4, Norm::kGainOffset,     Threshold::kOtsu,               1, 1, 30, 0,   4,  0},
+      {Method::kCva, 4, Norm::kNone,           Threshold::kKittlerIllingworth, 0, 2, 2,  1,   1,  0},
+      {Method::kCva, 4, Norm::kGainOffset,     Threshold::kFixedBin,           3, 0, 16, 256, 16, 0},
+      {Method::kCva, 4, Norm::kStandardize,    Threshold::kEm,                 0, 0, 16, 64,  1,  1},
+      {Method::kCva, 4, Norm::kStandardize,    Threshold::kOtsu,               1, 0, 0,  50,  4,  2},
   };
   // clang-format on
 }
@@ -39,17 +42,22 @@ std::vector<CoreCase> Cases() {
   const std::vector<CoreCase> sets = OptionSets();
   std::vector<CoreCase> cases;
   size_t k = 0;
-  for (Method m : {Method::kAbsDiff, Method::kLogRatio, Method::kCva, Method::kNdvi}) {
+  for (Method m :
+       {Method::kAbsDiff, Method::kLogRatio, Method::kCva, Method::kNdvi, Method::kIrMad}) {
     for (int bands = 1; bands <= imagery::kMaxBands; ++bands) {
       if (m == Method::kNdvi && bands < 2) {
         continue;  // NDVI needs a red and a NIR band
       }
-      const bool all = bands == 4 && (m == Method::kCva || m == Method::kNdvi);
+      const bool all =
+          bands == 4 && (m == Method::kCva || m == Method::kNdvi || m == Method::kIrMad);
       for (size_t s = 0; s < sets.size(); ++s) {
         if (all || s == k % sets.size()) {
           CoreCase c = sets[s];
           c.method = m;
           c.band_count = bands;
+          if (m == Method::kIrMad) {
+            c.norm = Norm::kIrMad;  // its own fit (host) replaces the normalisation
+          }
           cases.push_back(c);
         }
       }

@@ -1,6 +1,8 @@
 // CPU/GPU parity through the whole pipeline (ComputeChange): integer outputs (packed scores,
-// histogram, final mask) must be identical. Reports Skipped when no CUDA device is usable (CI has
-// none); scripts/gpu-check.sh checks the same on a GPU machine without the Debian packages.
+// histogram, final mask) must be identical, for every method (IR-MAD included), normalisation
+// (standardisation included), threshold (EM included) and with magnitude smoothing. Reports Skipped
+// when no CUDA device is usable (CI has none); scripts/gpu-check.sh checks the same on a GPU
+// machine without the Debian packages.
 #include <catch2/catch.hpp>
 
 #include "imagery/change_detection.h"
@@ -25,19 +27,31 @@ TEST_CASE("GPU and CPU give identical scores, histograms and masks", "[imagery][
   s.height = 389;
   s.misregistration_px = 1;
   s.nodata_border_px = 17;
-  const SynthPair pair = GenerateSyntheticPair(s);
+  const SynthPair pair4 = GenerateSyntheticPair(s);
+  s.band_count = 3;
+  const SynthPair pair3 = GenerateSyntheticPair(s);
   struct Case {
     const char* name;
     Method method;
     Normalization norm;
-    int open, close, mmu, strip_rows;
+    ThresholdMethod threshold;
+    int smooth, open, close, mmu, strip_rows;
+    int band_count;  // of the synthetic pair: 4 (BGRN) or 3
   };
+  using N = Normalization;
+  using T = ThresholdMethod;
+  // IR-MAD is fitted on the host (both runs fit the same sample); its scores, the smoothing and
+  // the recounted histogram are computed on each device.
   // clang-format off
   const std::vector<Case> cases = {
-      {"cva pif open1 mmu16",         Method::kCva,      Normalization::kPif,       1, 0, 16, 64},
-      {"absdiff none open2 close1",   Method::kAbsDiff,  Normalization::kNone,      2, 1, 0,  100},
-      {"logratio histogram",          Method::kLogRatio, Normalization::kHistogram, 1, 1, 30, 37},
-      {"ndvi pif no morphology",      Method::kNdvi,     Normalization::kPif,       0, 0, 5,  389},
+      {"cva pif open1 mmu16",          Method::kCva,      N::kPif,         T::kOtsu, 0, 1, 0, 16, 64,  4},
+      {"absdiff none open2 close1",    Method::kAbsDiff,  N::kNone,        T::kOtsu, 0, 2, 1, 0,  100, 4},
+      {"logratio histogram",           Method::kLogRatio, N::kHistogram,   T::kOtsu, 0, 1, 1, 30, 37,  4},
+      {"ndvi pif no morphology",       Method::kNdvi,     N::kPif,         T::kOtsu, 0, 0, 0, 5,  389, 4},
+      {"irmad ki mmu16",               Method::kIrMad,    N::kNone,        T::kKittlerIllingworth, 0, 0, 0, 16, 64, 4},
+      {"irmad em smooth2 3 bands",     Method::kIrMad,    N::kNone,        T::kEm,   2, 1, 0, 0,  50,  3},
+      {"cva standardize em smooth1 3b", Method::kCva,      N::kStandardize, T::kEm,   1, 0, 0, 16, 64,  3},
+      {"absdiff standardize otsu smooth3", Method::kAbsDiff, N::kStandardize, T::kOtsu, 3, 1, 1, 8, 389, 4},
   };
   // clang-format on
   for (const Case& c : cases) {
@@ -45,10 +59,13 @@ TEST_CASE("GPU and CPU give identical scores, histograms and masks", "[imagery][
       ChangeOptions o;
       o.method = c.method;
       o.normalization = c.norm;
+      o.threshold = c.threshold;
+      o.smooth_radius = c.smooth;
       o.open_radius = c.open;
       o.close_radius = c.close;
       o.min_area_px = c.mmu;
       o.strip_rows = c.strip_rows;
+      const SynthPair& pair = c.band_count == 3 ? pair3 : pair4;
       MemoryStripSource b1(pair.before, 0), a1(pair.after, 0);
       ComputeBackendPtr cpu = MakeCpuBackend(2);
       const ChangeMaps expect = ComputeChange(b1, a1, o, *cpu);
@@ -66,7 +83,12 @@ TEST_CASE("GPU and CPU give identical scores, histograms and masks", "[imagery][
       CHECK(score_mismatch == 0);
       CHECK(mask_mismatch == 0);
       CHECK(got.changed_pixels == expect.changed_pixels);
+      CHECK(expect.changed_pixels > 0);  // a case where nothing changes would prove little
       CHECK(got.regions.size() == expect.regions.size());
+      if (c.method == Method::kIrMad) {
+        CHECK(got.irmad.iterations == expect.irmad.iterations);
+        CHECK(got.irmad.iterations > 0);
+      }
     }
   }
 }
