@@ -65,6 +65,10 @@ struct FusedParams {
   int32_t smooth_radius = 0;
 };
 
+// Kernels take FusedParams by value: it must fit CUDA's 4 KiB kernel-parameter space (with the
+// other arguments) on every architecture CI builds.
+static_assert(sizeof(FusedParams) <= 3584, "FusedParams outgrew CUDA's kernel parameter space");
+
 // The histogram stride for an image of `pixels`: 1 below 4 Mpx, else the largest power of two
 // <= 16 that still counts >= 2^21 pixels. Threshold statistics from >= 2 M pixels are as good as
 // from all of them, and counting fewer keeps the fused pass memory-bound on the CPU.
