@@ -15,6 +15,9 @@ std::string ProbeTarget::CacheKey() const {
   for (int l : priority_levels) key += std::to_string(l) + ",";
   key += read_unacked ? "u" : "-";
   key += count_in_flight ? "f" : "-";
+  key += '\x1f';
+  key += std::to_string(learning.cold_start_seconds);
+  key += learning.prewarm_histogram ? "h" : "-";
   return key;
 }
 

@@ -10,6 +10,7 @@
 
 #include "celery/unacked.h"
 #include "policy/policy_state.h"
+#include "policy/scaler_metadata.h"
 
 namespace warmpool {
 class RedisPool;
@@ -27,6 +28,10 @@ struct ProbeTarget {
   std::vector<int> priority_levels;  // kombu priority steps
   bool read_unacked = true;          // read the unacked hash (in flight and scheduled)
   bool count_in_flight = true;       // in-flight tasks count as work (countInFlight)
+  // The metadata the shared policy state learns with (policy::Observe): that of the ScaledObject
+  // whose plan made this target. Only the keys Observe reads are part of the identity
+  // (coldStartSeconds, prewarm), so objects that differ in them read and learn apart.
+  policy::ScalerMetadata learning;
 
   std::string CacheKey() const;
 };

@@ -121,6 +121,7 @@ Status ScalerCore::Plan(const MetadataView& view, std::shared_ptr<const ScalerPl
   target.priority_levels = md.priority_levels;
   target.read_unacked = md.count_in_flight || md.eta_prewarm;
   target.count_in_flight = md.count_in_flight;
+  target.learning = md;
   plan->target_key = target.CacheKey();
   plan->metric_name = MetricNameFor(md);
 
@@ -198,7 +199,7 @@ BacklogReading ScalerCore::ReadAndPublish(const ProbeTarget& target,
     if (target.read_unacked) MeasureTaskTimes(target_key, &reading, &obs);
     reading.state = session->UpdatePolicyState(
         state_key, options_.state_ttl, [&](const policy::PolicyState& current) {
-          return policy::Observe(current, policy::ScalerMetadata{}, obs, reading.taken_at);
+          return policy::Observe(current, target.learning, obs, reading.taken_at);
         });
     for (const auto& [queue, b] : reading.per_queue) {
       queue_series_.Publish(target.connection, queue, b);

@@ -73,7 +73,9 @@ TEST_CASE("Metric names are lower-case and stable per queue set", "[backlog]") {
 }
 
 TEST_CASE("ProbeTarget cache keys differ by every field", "[backlog]") {
-  ProbeTarget a{"default", nullptr, "", {"gpu"}, {0, 3, 6, 9}, true};
+  ProbeTarget a;
+  a.connection = "default";
+  a.queues = {"gpu"};
   ProbeTarget b = a;
   CHECK(a.CacheKey() == b.CacheKey());
   b.key_prefix = "p:";
@@ -87,6 +89,15 @@ TEST_CASE("ProbeTarget cache keys differ by every field", "[backlog]") {
   b = a;
   b.priority_levels = {0, 3};
   CHECK(a.CacheKey() != b.CacheKey());
+  b = a;
+  b.learning.cold_start_seconds = 60;  // what the shared state learns with
+  CHECK(a.CacheKey() != b.CacheKey());
+  b = a;
+  b.learning.prewarm_histogram = false;
+  CHECK(a.CacheKey() != b.CacheKey());
+  b = a;
+  b.learning.max_replicas = 3;  // not read by Observe: same reading, same state
+  CHECK(a.CacheKey() == b.CacheKey());
 }
 
 }  // namespace

@@ -29,7 +29,11 @@ struct FakeClock {
 };
 
 ProbeTarget Target(const std::string& queue, const std::string& connection = "default") {
-  return {connection, nullptr, "", {queue}, {0}, true};
+  ProbeTarget t;
+  t.connection = connection;
+  t.queues = {queue};
+  t.priority_levels = {0};
+  return t;
 }
 
 // The result now, or the callback's (test helper: the probe itself never blocks).

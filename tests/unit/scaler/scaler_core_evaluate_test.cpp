@@ -317,6 +317,31 @@ TEST_CASE("The policy state goes through the source and carries over", "[scaler_
   CHECK(cold.eval.decision.desired_replicas == 0);
 }
 
+// Issue 21: the scaler learned with policy::ScalerMetadata{} (coldStartSeconds 300) whatever the
+// ScaledObject said; the simulator passed the real metadata.
+TEST_CASE("The shared state learns with the ScaledObject's own coldStartSeconds",
+          "[scaler_core][evaluate]") {
+  Core c;
+  const MetadataView md = {{"queues", "gpu"}, {"coldStartSeconds", "40"}};
+  c.source.SetPending("gpu", 3);  // work appears with nothing running
+  REQUIRE(Evaluate(c, md).status.ok());
+  c.seconds = 30;  // the first task runs 30 s later: a cold start (> 40 / 2), not a warm pod
+  c.source.SetPending("gpu", 2);
+  c.source.SetUnacked({Running("gpu", "a")});
+  Outcome o = Evaluate(c, md);
+  REQUIRE(o.status.ok());
+  CHECK(o.eval.reading->state.cold_start_seconds == Approx(30));
+
+  // Objects that differ in what Observe reads learn apart; equal ones share one state.
+  std::shared_ptr<const ScalerPlan> a, b, d;
+  REQUIRE(c.core.Plan(md, &a).ok());
+  REQUIRE(c.core.Plan({{"queues", "gpu"}, {"coldStartSeconds", "600"}}, &b).ok());
+  REQUIRE(c.core.Plan({{"queues", "gpu"}, {"coldStartSeconds", "40"}, {"maxReplicas", "3"}}, &d)
+              .ok());
+  CHECK(a->target_key != b->target_key);
+  CHECK(a->target_key == d->target_key);
+}
+
 TEST_CASE("Run times are measured from in-flight tags that vanish", "[scaler_core][evaluate]") {
   Core c;
   const MetadataView md = {{"queues", "gpu"}};
