@@ -2,9 +2,10 @@
 
 // Spatial context for the change magnitude, shared by the CPU path (smoothing.cpp) and the CUDA
 // kernel (cuda/smoothing_kernels.cu): the mean magnitude of a pixel's square neighbourhood. At
-// sub-metre resolution a changed object spans many pixels while speckle, shadows and
-// misregistration edges do not; averaging before the threshold is the cheapest form of the
-// contextual step of Bruzzone & Prieto (2000, doi:10.1109/36.843009).
+// sub-metre resolution a changed object spans many pixels while speckle and shadows do not;
+// averaging before the threshold is the cheapest form of the contextual step of Bruzzone &
+// Prieto (2000, doi:10.1109/36.843009). It does not help misregistration: it widens the edge
+// differences of a shifted pair (docs/QUALITY.md, the 1-px misregistration rows).
 
 #include <cstddef>
 #include <cstdint>
