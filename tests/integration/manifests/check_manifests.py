@@ -190,13 +190,18 @@ def check_overlay(name, docs, source_text):
             fail(sow, f"metadata.{k}={v!r} is a {type(v).__name__}; quote it (KEDA metadata "
                       "values are strings)")
     for k in md:
-        if k in KEDA_KEYS or (len(k) > 7 and k.endswith("FromEnv")):
+        if k in KEDA_KEYS:
             continue
-        if k not in SCALER_KEYS:
+        # KEDA resolves xFromEnv and sends it under its own name; the scaler reads it as x
+        # (policy/metadata_keys.cpp), so x must be a key the scaler knows.
+        base = k[:-len("FromEnv")] if len(k) > 7 and k.endswith("FromEnv") else k
+        if base in KEDA_KEYS:
+            continue
+        if base not in SCALER_KEYS:
             fail(sow, f"metadata key {k!r} is not a warmpool-scaler key (known: "
                       f"{', '.join(sorted(SCALER_KEYS))})")
-        elif source_text is not None and f'"{k}"' not in source_text:
-            fail(sow, f"metadata key {k!r} no longer appears in policy/scaler_metadata.cpp")
+        elif source_text is not None and f'"{base}"' not in source_text:
+            fail(sow, f"metadata key {base!r} no longer appears in policy/scaler_metadata.cpp")
     for k, lo in INT_KEYS.items():
         v = md.get(k)
         if isinstance(v, str) and (not re.fullmatch(r"-?\d+", v) or int(v) < lo):
