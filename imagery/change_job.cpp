@@ -107,6 +107,17 @@ ChangeOptions ResolveOptions(const ChangeJob& job, const RasterInfo& bi, const R
   const DataTraits traits{static_cast<int>(options.bands.size()),
                           bi.data_type == "Byte" && ai.data_type == "Byte"};
   *selection = SelectByData(job.auto_choices, traits, options);
+  if (options.method == Method::kIrMad) {
+    // IR-MAD fits its own projections; a normalisation would be applied to nothing.
+    if (!job.auto_choices.normalization && options.normalization != Normalization::kNone) {
+      throw ImageryError(ImageryError::Kind::kInvalidArgument,
+                         std::string("normalize: method 'irmad'") +
+                             (job.auto_choices.enabled ? " (chosen for this data by 'auto')" : "") +
+                             " is invariant to each date's gain and offset and fits its own "
+                             "projections; omit normalize, pass None, or name a CVA-family method");
+    }
+    options.normalization = Normalization::kNone;
+  }
   ValidateOptions(options, std::min(bi.band_count, ai.band_count));
   return options;
 }

@@ -160,6 +160,23 @@ TEST_CASE("Wrong argument types are TypeError, bad values ValueError", "[imagery
   CHECK(ExcType(Json::array(), with("min_area_px", -5), f.config)        == "ValueError");
   CHECK(ExcType(Json::array(), with("bands", Json::array()), f.config)   == "ValueError");
   CHECK(ExcType(Json::array(), with("bands", {1, 9}), f.config)          == "ValueError");
+  CHECK(ExcType(Json::array(), with("smooth_radius", 9), f.config)       == "ValueError");
+  CHECK(ExcType(Json::array(), with("median_floor", -1.0), f.config)     == "ValueError");
+  CHECK(ExcType(Json::array(), with("median_floor", "3"), f.config)      == "TypeError");
+  Json irmad_pif = with("method", "irmad");
+  irmad_pif["normalize"] = "pif";  // IR-MAD fits its own projections
+  CHECK(ExcType(Json::array(), irmad_pif, f.config)                      == "ValueError");
+  Json irmad_none = with("method", "irmad");
+  irmad_none["normalize"] = nullptr;
+  CHECK(ExcType(Json::array(), irmad_none, f.config)                     == "");
+  CHECK(ExcType(Json::array(), with("method", "irmad"), f.config)        == "");
+  for (const char* t : {"em", "ki", "otsu"}) {
+    CHECK(ExcType(Json::array(), with("threshold", t), f.config)         == "");
+  }
+  CHECK(ExcType(Json::array(), with("normalize", "standardize"), f.config) == "ValueError");
+  Json cva_standardize = with("normalize", "standardize");  // auto picks IR-MAD for 4 bands
+  cva_standardize["method"] = "cva";
+  CHECK(ExcType(Json::array(), cva_standardize, f.config)                == "");
   Json ndvi_without_nir = with("bands", {1, 2});
   ndvi_without_nir["method"] = "ndvi";
   CHECK(ExcType(Json::array(), ndvi_without_nir, f.config)               == "ValueError");
