@@ -155,10 +155,12 @@ TEST_CASE("Refresh-ahead keeps readings fresh without callers waiting for Redis"
   auto slowest = Steady::duration::zero();
   int64_t last = 1;
   int served_at_once = 0, calls = 0;
+  const ProbeTarget target = Target("q");
+  const std::string key = target.CacheKey();
   const auto end = Steady::now() + 1s;
   while (Steady::now() < end) {
     const auto t0 = Steady::now();
-    auto r = probe.Get(Target("q"), Target("q").CacheKey(), Steady::now() + 1s);
+    auto r = probe.Get(target, key, Steady::now() + 1s);
     slowest = std::max(slowest, Steady::now() - t0);
     ++calls;
     if (r) {
@@ -168,7 +170,9 @@ TEST_CASE("Refresh-ahead keeps readings fresh without callers waiting for Redis"
     }
     std::this_thread::sleep_for(5ms);
   }
-  CHECK(slowest < 5ms);            // Get never waits for the 40 ms read
+  // Get never waits for the 40 ms read (the margin is for sanitizer builds on a loaded machine,
+  // where one call measured 5.2 ms).
+  CHECK(slowest < 20ms);
   CHECK(served_at_once == calls);  // always a fresh reading at hand
   CHECK(last >= 7);                // refreshed about every 100 ms for a second
   CHECK(last <= 20);               // but not once per call
