@@ -276,24 +276,18 @@ def config_legend():
     return lines
 
 
-def mean_f1(results, set_name, config):
+def set_score(results, set_name, config, field):
+    """A summary field ("mean_f1", "mean_kappa") of one configuration on one pair set."""
     for spec, res in zip(SETS, results["sets"]):
         if spec["name"] == set_name:
-            return res["summary"]["configs"].get(config, {}).get("mean_f1")
-    return None
-
-
-def mean_kappa(results, set_name, config):
-    for spec, res in zip(SETS, results["sets"]):
-        if spec["name"] == set_name:
-            return res["summary"]["configs"].get(config, {}).get("mean_kappa")
+            return res["summary"]["configs"].get(config, {}).get(field)
     return None
 
 
 def default_rationale(results):
     """Which method the task runs by default, and the measurements that chose it."""
-    f = lambda s, c: fmt(mean_f1(results, s, c))  # noqa: E731
-    fk = lambda s, c: fmt(mean_kappa(results, s, c))  # noqa: E731
+    f = lambda s, c: fmt(set_score(results, s, c, "mean_f1"))  # noqa: E731
+    fk = lambda s, c: fmt(set_score(results, s, c, "mean_kappa"))  # noqa: E731
     return [
         "### The default and why", "",
         "With no `method` argument the task picks from the data (`imagery/method_selection.h`) and "

@@ -336,8 +336,8 @@ TEST_CASE("The shared state learns with the ScaledObject's own coldStartSeconds"
   std::shared_ptr<const ScalerPlan> a, b, d;
   REQUIRE(c.core.Plan(md, &a).ok());
   REQUIRE(c.core.Plan({{"queues", "gpu"}, {"coldStartSeconds", "600"}}, &b).ok());
-  REQUIRE(c.core.Plan({{"queues", "gpu"}, {"coldStartSeconds", "40"}, {"maxReplicas", "3"}}, &d)
-              .ok());
+  REQUIRE(
+      c.core.Plan({{"queues", "gpu"}, {"coldStartSeconds", "40"}, {"maxReplicas", "3"}}, &d).ok());
   CHECK(a->target_key != b->target_key);
   CHECK(a->target_key == d->target_key);
 }
