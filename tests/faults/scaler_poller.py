@@ -1,9 +1,13 @@
 """Polls warmpool-scaler's GetMetrics over real gRPC, as KEDA does, for the whole run.
 
-Every sample brackets the RPC with two readings of kombu's `unacked` hash (HKEYS, on the
-driver's own connection): a delivery tag in both readings was in flight during the whole RPC
-(a tag leaves `unacked` once per delivery: ack or restore), so the scaler, whose reading lies
-between the two, must have counted it. Readings that fail (Redis down) are None.
+Every sample brackets the RPC with two readings of kombu's `unacked_index` (tag -> delivery
+time, on the driver's own connection). A delivery is the pair (tag, time): a pair in both
+readings was in flight during the whole RPC, so the scaler, whose reading lies between the two,
+must have counted it. The tag alone is not enough: a task restored to its queue (a SIGTERM gives
+back what it had not started) and fetched again keeps its tag, and while it sat in the queue the
+scaler rightly counted it as pending, not in flight; its new delivery has a new time. A
+visibility extension also changes the time, which only leaves that task unjudged. Readings that
+fail (Redis down) are None.
 """
 import importlib
 import os
@@ -66,7 +70,7 @@ class ScalerPoller(threading.Thread):
 
     def _unacked(self):
         try:
-            return set(self.redis.hkeys("unacked"))
+            return set(self.redis.zrange("unacked_index", 0, -1, withscores=True))
         except redis.RedisError:
             return None
 

@@ -120,15 +120,18 @@ def check_scaler(samples, outages, t_first_ok):
     Redis answering PING, and (4) nothing but numbers while Redis is up."""
     problems = []
     codes = collections.Counter(s.code for s in samples)
-    judged_in_flight = below = 0
+    judged_in_flight = below = floor_total = 0
     for s in samples:
         if s.ok and s.before is not None and s.after is not None:
             judged_in_flight += 1
-            floor = len(s.before & s.after)
+            floor = len(s.before & s.after)  # deliveries (tag, time) in flight throughout
+            floor_total += floor
             if s.value < floor:
                 below += 1
                 problems.append("scaler answered %d at t=%.3f with %d tasks in flight throughout"
                                 % (s.value, s.t0, floor))
+    if judged_in_flight and not floor_total:
+        problems.append("no scaler RPC had a task in flight throughout: check (1) judged nothing")
     recoveries, inside_total = [], 0
     for o in outages:
         inside = [s for s in samples if s.t0 >= o["t_dead"] and s.t1 <= o["t_spawn"]]
@@ -154,6 +157,7 @@ def check_scaler(samples, outages, t_first_ok):
     for s in up_failures[:10]:
         problems.append("scaler answered %s at t=%.3f while Redis was up" % (s.code, s.t0))
     figures = {"replies": dict(codes), "judged_in_flight": judged_in_flight,
+               "mean_floor": round(floor_total / max(judged_in_flight, 1), 2),
                "below_in_flight": below, "outage_replies": inside_total,
                "unavailable_while_up": len(up_failures),
                "max_recovery_s": round(max(recoveries), 3) if recoveries else None,
