@@ -10,14 +10,14 @@ namespace warmpool::policy {
 namespace {
 
 // Every key ParseScalerMetadata reads (docs/scaler.md lists them with their defaults).
-constexpr std::array<std::string_view, 20> kWarmpoolKeys = {
+constexpr std::array<std::string_view, 21> kWarmpoolKeys = {
     "redis",           "redisAddress",       "queues",
     "keyPrefix",       "priorityLevels",     "countInFlight",
     "tasksPerReplica", "activationBacklog",  "minWarmReplicas",
     "maxReplicas",     "keepAlive",          "coldStartSeconds",
     "waitCostPerHour", "replicaCostPerHour", "nodeUnneededSeconds",
     "warmWindows",     "drainSeconds",       "taskSeconds",
-    "prewarm",         "etaPrewarm"};
+    "prewarm",         "etaPrewarm",         "targetWaitSeconds"};
 
 // Keys KEDA itself reads from an external trigger's metadata and passes on in scalerMetadata
 // (kedacore/keda pkg/scalers/external_scaler.go, externalScalerMetadata: scalerAddress,

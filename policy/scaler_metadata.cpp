@@ -1,6 +1,7 @@
 #include "policy/scaler_metadata.h"
 
 #include <algorithm>
+#include <cctype>
 #include <charconv>
 #include <cmath>
 #include <cstdlib>
@@ -16,6 +17,11 @@ std::string Trim(std::string_view s) {
   while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
   while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
   return std::string(s);
+}
+
+std::string Lower(std::string s) {
+  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return std::tolower(c); });
+  return s;
 }
 
 std::vector<std::string> SplitCsv(std::string_view s) {
@@ -184,6 +190,40 @@ void ParseSizingKeys(Parser& p, ScalerMetadata& m) {
   p.Int("maxReplicas", 1, &m.max_replicas);
 }
 
+// The queue-wait objective and the drain horizon that follows from it (after coldStartSeconds).
+void ParseObjectiveKeys(const std::map<std::string, std::string>& raw, Parser& p,
+                        ScalerMetadata& m) {
+  const int64_t c = m.cold_start_seconds;
+  int64_t target = c + std::max<int64_t>(1, c / 2);  // auto: 1.5 x coldStartSeconds
+  const auto tw = raw.find("targetWaitSeconds");
+  if (tw != raw.end() && Lower(Trim(tw->second)) != "auto") {
+    if (!ParseInt64(Trim(tw->second), &target) || target < 1) {
+      p.Bad("targetWaitSeconds", tw->second, "must be auto or an integer number of seconds >= 1");
+      target = c + std::max<int64_t>(1, c / 2);
+    }
+  }
+  m.target_wait_seconds = target;
+  m.drain_seconds = std::max<int64_t>(1, target - c);
+  if (auto it = raw.find("drainSeconds"); it != raw.end()) {
+    const std::string v = Lower(Trim(it->second));
+    int64_t seconds = 0;
+    if (tw != raw.end() && v != "auto") {
+      p.Bad("drainSeconds", it->second,
+            "give targetWaitSeconds (the objective) or drainSeconds (its drain part), not both");
+    } else if (v == "auto") {
+      // derived above
+    } else if (v == "off") {
+      m.drain_seconds.reset();
+    } else if (ParseInt64(v, &seconds) && seconds >= 1) {
+      m.drain_seconds = seconds;
+      m.target_wait_seconds = c + seconds;
+    } else {
+      p.Bad("drainSeconds", it->second, "must be auto, off or an integer number of seconds >= 1");
+    }
+  }
+  m.target_wait_reachable_cold = m.target_wait_seconds > c;
+}
+
 // The warm-pool policy keys.
 void ParsePolicyKeys(const std::map<std::string, std::string>& raw, Parser& p, ScalerMetadata& m) {
   // Warm-pool policy keys.
@@ -208,22 +248,7 @@ void ParsePolicyKeys(const std::map<std::string, std::string>& raw, Parser& p, S
       p.Bad("warmWindows", it->second, s.message());
     }
   }
-  if (auto it = raw.find("drainSeconds"); it != raw.end()) {
-    std::string v = Trim(it->second);
-    std::transform(v.begin(), v.end(), v.begin(), [](unsigned char c) { return std::tolower(c); });
-    int64_t seconds = 0;
-    if (v == "auto") {
-      m.drain_seconds = std::max<int64_t>(1, m.cold_start_seconds / 2);
-    } else if (v == "off") {
-      m.drain_seconds.reset();
-    } else if (ParseInt64(v, &seconds) && seconds >= 1) {
-      m.drain_seconds = seconds;
-    } else {
-      p.Bad("drainSeconds", it->second, "must be auto, off or an integer number of seconds >= 1");
-    }
-  } else {
-    m.drain_seconds = std::max<int64_t>(1, m.cold_start_seconds / 2);  // auto
-  }
+  ParseObjectiveKeys(raw, p, m);
   {
     double task_seconds = 0;
     if (p.Double("taskSeconds", 0, true, &task_seconds)) m.task_seconds = task_seconds;

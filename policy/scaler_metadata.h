@@ -45,12 +45,21 @@ struct ScalerMetadata {
   int64_t node_unneeded_seconds = 600;
   // `warmWindows`: time windows (UTC) with their own warm floor.
   std::vector<WarmWindow> warm_windows;
+  // `targetWaitSeconds`: the queue-wait objective T, in seconds: a burst arriving on no warm
+  // capacity should have started by T (a cold start C, then D = T - C to drain). Sizing follows
+  // from it (drain_seconds = max(1, T - C)); keep-alive stays the break-even (keepAlive). `auto`
+  // (default) = 1.5 x coldStartSeconds (450 s at the default 300). T <= C cannot be met from cold
+  // by scaling alone: the sizing is then the tightest (D = 1), target_wait_reachable_cold is
+  // false and the scaler logs that a floor (minWarmReplicas or warmWindows) is what meets it.
+  int64_t target_wait_seconds = 450;
+  bool target_wait_reachable_cold = true;  // T > coldStartSeconds
   // `drainSeconds`: latency target D of the cold-start-aware sizing (DrainSlots and
   // PrewarmSlots in warm_policy.h), from the task duration (measured and `taskSeconds`; until
   // one is known, D / 5 per task or the longest-running task's age): new replicas arrive a cold
   // start later, so they are asked
   // for only for the backlog the running ones leave by then, to drain within D; a pre-warmed pool
-  // drains the expected burst within a cold start + D. `auto` (default) = coldStartSeconds / 2.
+  // drains the expected burst within a cold start + D. Derived from targetWaitSeconds unless
+  // given (then targetWaitSeconds = C + D; giving both is an error); `auto` = the derived value.
   // `off` (nullopt) = one slot per task (v1 sizing). ParseScalerMetadata resolves `auto`.
   std::optional<int64_t> drain_seconds = 150;
   // `taskSeconds`: expected seconds per task: used until a duration is measured, then the start

@@ -124,6 +124,15 @@ Status ScalerCore::Plan(const MetadataView& view, std::shared_ptr<const ScalerPl
   target.learning = md;
   plan->target_key = target.CacheKey();
   plan->metric_name = MetricNameFor(md);
+  if (!md.target_wait_reachable_cold && md.min_warm_replicas == 0 && md.warm_windows.empty()) {
+    LogEvent(spdlog::level::warn, "target_wait_unreachable_cold",
+             {{"queues", md.queues},
+              {"targetWaitSeconds", md.target_wait_seconds},
+              {"coldStartSeconds", md.cold_start_seconds},
+              {"effect",
+               "a burst on no warm replica waits a cold start; set minWarmReplicas or "
+               "warmWindows to meet the target"}});
+  }
 
   std::unique_lock lock(metadata_mu_);
   if (plan_count_ >= options_.max_cached_plans ||

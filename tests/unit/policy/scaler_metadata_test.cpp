@@ -211,7 +211,8 @@ TEST_CASE("Each bad warm-pool value is INVALID_ARGUMENT naming key and value", "
       {"warmWindows",         "weekdays"},  {"drainSeconds",        "0"},
       {"drainSeconds",        "soon"},      {"taskSeconds",         "0"},
       {"taskSeconds",         "-2"},        {"prewarm",             "arima"},
-      {"etaPrewarm",          "sometimes"},
+      {"etaPrewarm",          "sometimes"},  {"targetWaitSeconds",   "0"},
+      {"targetWaitSeconds",   "p95"},
   };
   // clang-format on
   for (const auto& c : cases) {
@@ -223,6 +224,30 @@ TEST_CASE("Each bad warm-pool value is INVALID_ARGUMENT naming key and value", "
       CHECK_THAT(s.message(), Catch::Contains(std::string("\"") + c.value + "\""));
     }
   }
+}
+
+TEST_CASE("targetWaitSeconds is the objective the drain horizon follows from", "[metadata][v2]") {
+  auto m = MustParse({}).metadata;
+  CHECK(m.target_wait_seconds == 450);  // auto: 1.5 x coldStartSeconds 300
+  CHECK(m.drain_seconds == 150);        // the sizing v2 shipped with, unchanged
+  CHECK(m.target_wait_reachable_cold);
+  m = MustParse({{"targetWaitSeconds", "600"}, {"coldStartSeconds", "240"}}).metadata;
+  CHECK(m.target_wait_seconds == 600);
+  CHECK(m.drain_seconds == 360);
+  // A target a cold start alone breaks: tightest sizing, and the metadata says a floor is needed.
+  m = MustParse({{"targetWaitSeconds", "60"}}).metadata;
+  CHECK(m.drain_seconds == 1);
+  CHECK_FALSE(m.target_wait_reachable_cold);
+  // drainSeconds alone still works and states the target it implies.
+  m = MustParse({{"drainSeconds", "80"}}).metadata;
+  CHECK(m.drain_seconds == 80);
+  CHECK(m.target_wait_seconds == 380);
+  CHECK(MustParse({{"targetWaitSeconds", "auto"}, {"coldStartSeconds", "100"}})
+            .metadata.target_wait_seconds == 150);
+  ParsedMetadata out;
+  Status s = ParseScalerMetadata({{"targetWaitSeconds", "600"}, {"drainSeconds", "80"}}, &out);
+  REQUIRE(s.code() == Status::Code::kInvalidArgument);
+  CHECK_THAT(s.message(), Catch::Contains("not both"));
 }
 
 TEST_CASE("Warm-pool cross-field rules", "[metadata][v2]") {
