@@ -10,14 +10,15 @@ namespace warmpool::policy {
 namespace {
 
 // Every key ParseScalerMetadata reads (docs/scaler.md lists them with their defaults).
-constexpr std::array<std::string_view, 21> kWarmpoolKeys = {
+constexpr std::array<std::string_view, 22> kWarmpoolKeys = {
     "redis",           "redisAddress",       "queues",
     "keyPrefix",       "priorityLevels",     "countInFlight",
     "tasksPerReplica", "activationBacklog",  "minWarmReplicas",
     "maxReplicas",     "keepAlive",          "coldStartSeconds",
     "waitCostPerHour", "replicaCostPerHour", "nodeUnneededSeconds",
     "warmWindows",     "drainSeconds",       "taskSeconds",
-    "prewarm",         "etaPrewarm",         "targetWaitSeconds"};
+    "prewarm",         "etaPrewarm",         "targetWaitSeconds",
+    "forecast"};
 
 // Keys KEDA itself reads from an external trigger's metadata and passes on in scalerMetadata
 // (kedacore/keda pkg/scalers/external_scaler.go, externalScalerMetadata: scalerAddress,

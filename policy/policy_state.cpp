@@ -31,6 +31,33 @@ Status BadGaps() {
   return Status::InvalidArgument(std::move(message));
 }
 
+Status BadForecast() {
+  return Status::InvalidArgument(
+      "policy state field \"forecast\" must hold hour >= 0, count >= 0, partial, and rate and "
+      "days: both empty or both 48 values >= 0");
+}
+
+// The "forecast" object EncodeState writes. Throws nlohmann's exception on a mistyped field.
+Status DecodeForecast(const nlohmann::json& j, ArrivalForecast* out) {
+  ArrivalForecast f;
+  f.hour = j.at("hour").get<int64_t>();
+  f.count = j.at("count").get<double>();
+  f.partial = j.at("partial").get<bool>();
+  f.rate = j.at("rate").get<std::vector<double>>();
+  f.days = j.at("days").get<std::vector<int64_t>>();
+  const bool sized =
+      (f.rate.empty() && f.days.empty()) ||
+      (f.rate.size() == ArrivalForecast::kBuckets && f.days.size() == ArrivalForecast::kBuckets);
+  const auto negative = [](double v) { return !(v >= 0); };
+  if (f.hour < 0 || negative(f.count) || !sized ||
+      std::any_of(f.rate.begin(), f.rate.end(), negative) ||
+      std::any_of(f.days.begin(), f.days.end(), [](int64_t d) { return d < 0; })) {
+    return BadForecast();
+  }
+  *out = std::move(f);
+  return Status::Ok();
+}
+
 }  // namespace
 
 PolicyState Observe(const PolicyState& state, const ScalerMetadata& spec, const Observation& obs,
@@ -47,6 +74,9 @@ PolicyState Observe(const PolicyState& state, const ScalerMetadata& spec, const 
     const auto arrived = static_cast<double>(std::max<int64_t>(0, work - s.last_work + finished));
     rate_before = s.arrival_rate * std::exp(-dt / kArrivalRateTau);
     s.arrival_rate = rate_before + arrived / kArrivalRateTau;
+    s.forecast = CountArrivals(std::move(s.forecast), now, arrived);
+  } else {
+    s.forecast = CountArrivals(std::move(s.forecast), now, 0);
   }
   s.last_work = work;
   s.last_observed = now;
@@ -141,6 +171,14 @@ std::string EncodeState(const PolicyState& state) {
   j["arrivalRate"] = state.arrival_rate;
   j["lastWork"] = state.last_work;
   j["arrivalRateBeforeBusy"] = state.arrival_rate_before_busy;
+  if (state.forecast.hour >= 0) {
+    const ArrivalForecast& f = state.forecast;
+    j["forecast"] = {{"hour", f.hour},
+                     {"count", f.count},
+                     {"partial", f.partial},
+                     {"rate", f.rate},
+                     {"days", f.days}};
+  }
   return j.dump();
 }
 
@@ -191,6 +229,9 @@ Status DecodeState(std::string_view text, PolicyState* out) {
     if (j.contains("lastWork")) s.last_work = j.at("lastWork").get<int64_t>();
     if (j.contains("arrivalRateBeforeBusy")) {
       s.arrival_rate_before_busy = j.at("arrivalRateBeforeBusy").get<double>();
+    }
+    if (j.contains("forecast")) {
+      if (Status st = DecodeForecast(j.at("forecast"), &s.forecast); !st.ok()) return st;
     }
     if (s.task_seconds < 0 || s.task_count < 0 || s.burst_work < 0 || s.period_peak < 0 ||
         s.cold_start_seconds < 0 || s.arrival_rate < 0 || s.last_work < 0 ||

@@ -7,6 +7,7 @@
 #include <string_view>
 
 #include "common/status.h"
+#include "policy/arrival_forecast.h"
 #include "policy/idle_gap_histogram.h"
 #include "policy/scaler_metadata.h"
 
@@ -70,6 +71,9 @@ struct PolicyState {
   int64_t last_work = 0;  // pending + in_flight at the last applied observation
   // arrival_rate just before the current busy period began (its own arrivals excluded).
   double arrival_rate_before_busy = 0;
+  // Tasks per hour by time of day (and weekday/weekend), for the `forecast` key. Learned in every
+  // mode, so the mode is not part of what a shared state learns with.
+  ArrivalForecast forecast;
 
   friend bool operator==(const PolicyState&, const PolicyState&) = default;
 };
@@ -83,7 +87,8 @@ struct PolicyState {
 //   - the wait from work appearing with nothing in flight to the first running task is a cold
 //     start measurement when longer than coldStartSeconds / 2;
 //   - tasks that arrived since the previous observation (rise of pending + in_flight, plus the
-//     finished tasks measured_task_count reports) update arrival_rate.
+//     finished tasks measured_task_count reports) update arrival_rate and are counted in the
+//     hour's bucket of the time-of-day forecast (CountArrivals).
 // Idempotent and monotonic: an observation at or before state.last_observed returns `state`
 // unchanged, so two scaler replicas applying the same observation agree. Pure.
 PolicyState Observe(const PolicyState& state, const ScalerMetadata& spec, const Observation& obs,

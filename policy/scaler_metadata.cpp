@@ -265,6 +265,18 @@ void ParsePolicyKeys(const std::map<std::string, std::string>& raw, Parser& p, S
     }
   }
   p.Bool("etaPrewarm", &m.eta_prewarm);
+  if (auto it = raw.find("forecast"); it != raw.end()) {
+    const std::string v = Lower(Trim(it->second));
+    if (v == "shadow") {
+      m.forecast = ScalerMetadata::ForecastMode::kShadow;
+    } else if (v == "on") {
+      m.forecast = ScalerMetadata::ForecastMode::kOn;
+    } else if (v == "off") {
+      m.forecast = ScalerMetadata::ForecastMode::kOff;
+    } else {
+      p.Bad("forecast", it->second, "must be shadow, on or off");
+    }
+  }
 }
 
 // Cross-field rules, in one place.

@@ -70,6 +70,11 @@ struct ScalerMetadata {
   bool prewarm_histogram = true;
   // `etaPrewarm`: be active `coldStartSeconds` before the earliest scheduled (eta) task.
   bool eta_prewarm = true;
+  // `forecast`: the time-of-day arrival forecast (arrival_forecast.h). `shadow` (default) computes
+  // it and exports it (Decision.forecast_replicas, warmpool_forecast_replicas) without acting;
+  // `on` also keeps that many replicas warm (it only ever adds); `off` neither.
+  enum class ForecastMode { kOff, kShadow, kOn };
+  ForecastMode forecast = ForecastMode::kShadow;
 };
 
 struct ParsedMetadata {

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "policy/arrival_forecast.h"
 #include "policy/warm_windows.h"
 
 namespace warmpool::policy {
@@ -214,6 +215,16 @@ Decision Decide(const ScalerMetadata& spec, const Observation& obs, const Policy
   if (!d.active && spec.eta_prewarm && obs.earliest_eta &&
       Seconds(*obs.earliest_eta - now) <= PrewarmLeadSeconds(spec, state)) {
     apply(1, kReasonEtaPrewarm);
+  }
+  if (spec.forecast != ScalerMetadata::ForecastMode::kOff) {
+    const int64_t f = ForecastReplicas(state.forecast, now, PrewarmLeadSeconds(spec, state),
+                                       TaskSecondsEstimate(spec, state), tpr);
+    d.forecast_replicas = f < 0 ? -1 : std::min(f, spec.max_replicas);
+    // Forecasts only ever add capacity (never remove it), as predictive scaling does.
+    if (spec.forecast == ScalerMetadata::ForecastMode::kOn && d.forecast_replicas > 0 &&
+        (!d.active || d.forecast_replicas > want)) {
+      apply(d.forecast_replicas, kReasonForecast);
+    }
   }
   if (!d.active && state.idle_since) {
     const double idle = Seconds(now - *state.idle_since);

@@ -21,6 +21,7 @@ inline constexpr std::string_view kReasonWarmWindow = "warm-window";  // a warmW
 inline constexpr std::string_view kReasonEtaPrewarm = "eta-prewarm";  // scheduled task soon
 inline constexpr std::string_view kReasonKeepAlive = "keep-alive";    // idle, within keep-alive
 inline constexpr std::string_view kReasonPrewarm = "prewarm";         // histogram predicts work
+inline constexpr std::string_view kReasonForecast = "forecast";       // time-of-day forecast (on)
 inline constexpr std::string_view kReasonBelowActivation =
     "below-activation";                                  // work <= activationBacklog
 inline constexpr std::string_view kReasonIdle = "idle";  // nothing to do: scale to 0
@@ -30,6 +31,10 @@ struct Decision {
   bool active = false;           // IsActive
   int64_t desired_replicas = 0;  // GetMetrics value (HPA AverageValue target 1)
   std::string reason;            // one of the kReason* values above
+  // What the time-of-day forecast asks to keep warm (ForecastReplicas, capped at maxReplicas);
+  // -1 = nothing learned yet or `forecast: off`. Acted on only with `forecast: on`. Not part of
+  // operator== (a decision changes when what KEDA is told changes).
+  int64_t forecast_replicas = -1;
 };
 
 bool operator==(const Decision& a, const Decision& b);

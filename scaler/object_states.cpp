@@ -1,5 +1,7 @@
 #include "scaler/object_states.h"
 
+#include <cmath>
+
 #include <spdlog/spdlog.h>
 
 #include "common/logging.h"
@@ -17,6 +19,7 @@ size_t ObjectStates::size() const {
 void ObjectStates::RemoveSeries(const State& st) {
   metrics_->desired.Remove(st.desired);
   metrics_->active.Remove(st.active);
+  metrics_->forecast.Remove(st.forecast);
   for (auto& [reason, counter] : st.decisions) metrics_->decisions.Remove(counter);
 }
 
@@ -53,11 +56,15 @@ ObjectStates::Change ObjectStates::Record(const ScaledObjectKey& key,
     prometheus::Labels labels = {{"namespace", key.ns}, {"scaledobject", key.name}};
     it->second.desired = &metrics_->desired.Add(labels);
     it->second.active = &metrics_->active.Add(labels);
+    it->second.forecast = &metrics_->forecast.Add(labels);
   }
   State& st = it->second;
   st.last_seen = now;
   st.desired->Set(static_cast<double>(decision.desired_replicas));
   st.active->Set(decision.active ? 1.0 : 0.0);
+  st.forecast->Set(decision.forecast_replicas < 0
+                       ? std::nan("")
+                       : static_cast<double>(decision.forecast_replicas));
   const bool changed = is_new || !(st.last == decision);
   st.last = decision;
   if (!changed) return Change::kSame;

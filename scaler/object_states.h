@@ -45,6 +45,7 @@ class ObjectStates {
     policy::Decision last;
     std::chrono::steady_clock::time_point last_seen;
     prometheus::Gauge* desired = nullptr;
+    prometheus::Gauge* forecast = nullptr;
     prometheus::Gauge* active = nullptr;
     std::map<std::string, prometheus::Counter*> decisions;  // by reason (a fixed set)
   };

@@ -31,6 +31,11 @@ ScalerMetrics::ScalerMetrics(std::shared_ptr<prometheus::Registry> reg)
                  .Name("warmpool_active")
                  .Help("1 when the ScaledObject is active (IsActive)")
                  .Register(*registry)),
+      forecast(prometheus::BuildGauge()
+                   .Name("warmpool_forecast_replicas")
+                   .Help("Replicas the time-of-day forecast would keep warm (NaN until learned); "
+                         "acted on only with forecast: on")
+                   .Register(*registry)),
       decisions(prometheus::BuildCounter()
                     .Name("warmpool_decision_changes_total")
                     .Help("Decision changes per ScaledObject, by the new decision's reason")

@@ -23,6 +23,7 @@ struct ScalerMetrics {
   prometheus::Family<prometheus::Gauge>& scheduled;        // {connection, queue}
   prometheus::Family<prometheus::Gauge>& desired;          // {namespace, scaledobject}
   prometheus::Family<prometheus::Gauge>& active;           // {namespace, scaledobject}
+  prometheus::Family<prometheus::Gauge>& forecast;         // {namespace, scaledobject}
   prometheus::Family<prometheus::Counter>& decisions;      // {namespace, scaledobject, reason}
   prometheus::Family<prometheus::Histogram>& rpc_seconds;  // {method}
   prometheus::Family<prometheus::Counter>& rpc_errors;     // {method, code}

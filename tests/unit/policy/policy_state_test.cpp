@@ -181,6 +181,7 @@ TEST_CASE("EncodeState/DecodeState round-trip every field", "[state]") {
   }
   s = Observe(s, {}, Work(2), kT0 + minutes(400));
   s.cold_start_seconds = 321.5;
+  REQUIRE(!s.forecast.rate.empty());  // hours were folded into the time-of-day forecast
   REQUIRE(s.waiting_since);
   PolicyState back;
   REQUIRE(DecodeState(EncodeState(s), &back).ok());
@@ -201,6 +202,12 @@ TEST_CASE("DecodeState rejects foreign or malformed text and leaves the output a
       R"({"v":1,"busy":false,"gaps":[[1]],"taskSeconds":0,"burstWork":0,"periodPeak":0})",
       R"({"v":1,"busy":"no","gaps":[],"taskSeconds":0,"burstWork":0,"periodPeak":0})",
       R"({"v":1,"busy":false,"gaps":[],"taskSeconds":-1,"burstWork":0,"periodPeak":0})",
+      R"({"v":1,"busy":false,"gaps":[],"taskSeconds":0,"burstWork":0,"periodPeak":0,)"
+      R"("forecast":{"hour":5,"count":0,"partial":true,"rate":[1,2],"days":[1,2]}})",
+      R"({"v":1,"busy":false,"gaps":[],"taskSeconds":0,"burstWork":0,"periodPeak":0,)"
+      R"("forecast":{"hour":-3,"count":0,"partial":true,"rate":[],"days":[]}})",
+      R"({"v":1,"busy":false,"gaps":[],"taskSeconds":0,"burstWork":0,"periodPeak":0,)"
+      R"("forecast":{"hour":5,"count":"x","partial":true,"rate":[],"days":[]}})",
   };
   for (const char* text : bad) {
     DYNAMIC_SECTION(text) {

@@ -47,14 +47,14 @@ TEST_CASE("ScaledObjects beyond the cap are not tracked, idle ones expire with t
     CHECK(change == (i < 100 ? ObjectStates::Change::kChanged : ObjectStates::Change::kUntracked));
   }
   CHECK(states.size() == 100);
-  // desired, active and one decision counter per tracked object.
-  CHECK(MetricLines(metrics, "scaledobject=") == 300);
+  // desired, active, forecast and one decision counter per tracked object.
+  CHECK(MetricLines(metrics, "scaledobject=") == 400);
   CHECK(states.Record({"so5", "ns"}, d) == ObjectStates::Change::kSame);
 
   now += 601s;  // none seen for longer than the expiry
   CHECK(states.Record({"new", "ns"}, d) == ObjectStates::Change::kChanged);
   CHECK(states.size() == 1);
-  CHECK(MetricLines(metrics, "scaledobject=") == 3);
+  CHECK(MetricLines(metrics, "scaledobject=") == 4);
 }
 
 TEST_CASE("Queue series are capped and expire", "[bounded]") {
