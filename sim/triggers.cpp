@@ -4,36 +4,57 @@
 
 namespace warmpool::sim {
 
-policy::Observation WarmpoolTrigger::Observe(int64_t t) {
+policy::Observation ObservationOf(const ProbeSnapshot& snapshot, int64_t t,
+                                  bool measure_durations) {
   policy::Observation o;
-  o.pending = static_cast<int64_t>(celery_.queue().size());
-  o.in_flight = cluster_.Running();
-  for (int id : cluster_.live_pods()) {
-    for (int task_id : cluster_.pods()[id].tasks) {
-      o.oldest_in_flight_seconds = std::max(
-          o.oldest_in_flight_seconds, static_cast<double>(t - celery_.tasks()[task_id].start));
-    }
+  o.pending = snapshot.pending;
+  o.in_flight = snapshot.in_flight;
+  if (snapshot.oldest_start) {
+    o.oldest_in_flight_seconds = std::max(0.0, static_cast<double>(t - *snapshot.oldest_start));
   }
-  o.scheduled = celery_.scheduled();
-  if (const auto eta = celery_.earliest_eta())
-    o.earliest_eta = kSimEpoch + std::chrono::seconds(*eta);
-  const int64_t finished = celery_.finished_count();
-  if (policy_.measure_durations && finished > 0) {
-    o.measured_task_seconds =
-        (celery_.finished_durations_sum() - durations_reported_) / static_cast<double>(finished);
-    o.measured_task_count = finished;
-    durations_reported_ = celery_.finished_durations_sum();
-    celery_.ResetFinishedCount();
+  o.scheduled = snapshot.scheduled;
+  if (snapshot.earliest_eta)
+    o.earliest_eta = kSimEpoch + std::chrono::seconds(*snapshot.earliest_eta);
+  if (measure_durations && snapshot.finished > 0) {
+    o.measured_task_seconds = snapshot.finished_seconds / static_cast<double>(snapshot.finished);
+    o.measured_task_count = snapshot.finished;
   }
   return o;
 }
 
+policy::Decision PolicyStep(const policy::ScalerMetadata& meta, const policy::Observation& obs,
+                            int64_t t, policy::PolicyState* state) {
+  const auto now = kSimEpoch + std::chrono::seconds(t);
+  *state = policy::Observe(*state, meta, obs, now);
+  return policy::Decide(meta, obs, *state, now);
+}
+
+ProbeSnapshot WarmpoolTrigger::Probe() {
+  ProbeSnapshot s;
+  s.pending = static_cast<int64_t>(celery_.queue().size());
+  s.in_flight = cluster_.Running();
+  for (int id : cluster_.live_pods()) {
+    for (int task_id : cluster_.pods()[id].tasks) {
+      const int64_t start = celery_.tasks()[task_id].start;
+      if (!s.oldest_start || start < *s.oldest_start) s.oldest_start = start;
+    }
+  }
+  s.scheduled = celery_.scheduled();
+  s.earliest_eta = celery_.earliest_eta();
+  // Taken only when durations are measured, as before: otherwise they keep accumulating unread.
+  const int64_t finished = celery_.finished_count();
+  if (policy_.measure_durations && finished > 0) {
+    s.finished = finished;
+    s.finished_seconds = celery_.finished_durations_sum() - durations_reported_;
+    durations_reported_ = celery_.finished_durations_sum();
+    celery_.ResetFinishedCount();
+  }
+  return s;
+}
+
 const policy::Decision& WarmpoolTrigger::Evaluate(int64_t t) {
   if (evaluated_at_ != t) {
-    const auto now = kSimEpoch + std::chrono::seconds(t);
-    const policy::Observation o = Observe(t);
-    state_ = policy::Observe(state_, meta_, o, now);
-    decision_ = policy::Decide(meta_, o, state_, now);
+    decision_ = PolicyStep(meta_, ObservationOf(Probe(), t, policy_.measure_durations), t, &state_);
     evaluated_at_ = t;
   }
   return decision_;

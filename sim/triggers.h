@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <optional>
 
 #include "policy/scaler_metadata.h"
 #include "policy/warm_policy.h"
@@ -17,8 +18,33 @@ namespace warmpool::sim {
 inline const std::chrono::system_clock::time_point kSimEpoch =
     std::chrono::system_clock::time_point(std::chrono::seconds(1'799'020'800));
 
-// warmpool-scaler answering KEDA: probe the queue, policy::Observe, policy::Decide, cached within
-// the same second as the scaler's coalescing probe would. Metric = desired replicas (target 1).
+// What warmpool-scaler's probe reads of the simulated queue at one instant, in simulator seconds:
+// the list (LLEN), the running tasks (kombu's `unacked` entries without a future eta) and when the
+// oldest of them started, the tasks held for a future eta, and the tasks that finished since the
+// previous probe (the scaler sees their tags leave `unacked`) with their summed run time.
+struct ProbeSnapshot {
+  int64_t pending = 0;
+  int64_t in_flight = 0;
+  std::optional<int64_t> oldest_start;  // start of the longest-running task; none when idle
+  int64_t scheduled = 0;
+  std::optional<int64_t> earliest_eta;
+  int64_t finished = 0;         // tasks finished since the previous probe
+  double finished_seconds = 0;  // their summed run time
+};
+
+// The policy's Observation of `snapshot` at t; task durations only when `measure_durations`
+// (PolicySpec). Pure.
+policy::Observation ObservationOf(const ProbeSnapshot& snapshot, int64_t t, bool measure_durations);
+
+// One policy step as warmpool-scaler takes it per fresh reading (ScalerCore): fold the
+// observation into the shared state with the ScaledObject's own metadata (policy::Observe), then
+// decide from both (policy::Decide). tests/integration/scaler/policy_conformance_test.cpp checks
+// that the real ScalerCore, reading the same queue from Redis, decides the same at every step.
+policy::Decision PolicyStep(const policy::ScalerMetadata& meta, const policy::Observation& obs,
+                            int64_t t, policy::PolicyState* state);
+
+// warmpool-scaler answering KEDA: probe the queue, PolicyStep, cached within the same second as
+// the scaler's coalescing probe would. Metric = desired replicas (target 1).
 class WarmpoolTrigger : public Trigger {
  public:
   WarmpoolTrigger(const PolicySpec& policy, const policy::ScalerMetadata& meta, CeleryModel& celery,
@@ -32,8 +58,8 @@ class WarmpoolTrigger : public Trigger {
 
  private:
   const policy::Decision& Evaluate(int64_t t);
-  // What the scaler's probe sees at t (and the task durations measured since the last probe).
-  policy::Observation Observe(int64_t t);
+  // What the scaler's probe sees at t (and the tasks finished since the last probe).
+  ProbeSnapshot Probe();
 
   const PolicySpec& policy_;
   const policy::ScalerMetadata& meta_;
