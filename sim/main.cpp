@@ -145,7 +145,8 @@ int main(int argc, char** argv) {
   if (*gen) {
     sim::Workload w;
     if (!sim::GenerateWorkload(workload_spec, seed, &w)) {
-      return Fail("--workload \"" + workload_spec + "\": generators are W1..W5");
+      return Fail("--workload \"" + workload_spec +
+                  "\": generators are W1..W5, office, weekly, drift");
     }
     std::fputs(sim::FormatWorkloadCsv(w).c_str(), stdout);
     return 0;
