@@ -11,6 +11,7 @@
 #include "sim/recorder.h"
 #include "sim/sim_report.h"
 #include "sim/simulator.h"
+#include "sim/trace_import.h"
 #include "sim/workload.h"
 
 namespace {
@@ -36,11 +37,47 @@ Status LoadWorkload(const std::string& spec, uint64_t seed, sim::Workload* w) {
   std::ifstream in(spec);
   if (!in) {
     return Status::InvalidArgument("--workload \"" + spec +
-                                   "\": neither W1..W5 nor a readable CSV file");
+                                   "\": neither W1..W5, office, weekly, drift nor a readable CSV");
   }
   std::stringstream buf;
   buf << in.rdbuf();
   return sim::ParseWorkloadCsv(buf.str(), spec, w);
+}
+
+Status ReadFile(const std::string& path, std::string* out) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return Status::InvalidArgument("cannot read \"" + path + "\"");
+  std::stringstream buf;
+  buf << in.rdbuf();
+  *out = buf.str();
+  return Status::Ok();
+}
+
+// `import`: reads the trace file(s), converts (sim/trace_import.h), writes the workload CSV.
+Status ImportTrace(const std::string& format, const std::string& in, const std::string& durations,
+                   const sim::ImportOptions& opt, const std::string& out_path) {
+  sim::TraceFormat f{};
+  if (!sim::ParseTraceFormat(format, &f)) return Status::InvalidArgument("--format " + format);
+  std::string text, dur_text, summary;
+  if (Status s = ReadFile(in, &text); !s.ok()) return s;
+  sim::Workload w;
+  Status s = Status::Ok();
+  if (f == sim::TraceFormat::kAzureFunctions2019) {
+    if (durations.empty()) return Status::InvalidArgument("azure-functions-2019 needs --durations");
+    if (s = ReadFile(durations, &dur_text); !s.ok()) return s;
+    s = sim::ImportAzureFunctions2019(text, dur_text, in, opt, &w, &summary);
+  } else if (f == sim::TraceFormat::kAlibabaGpu2023) {
+    s = sim::ImportAlibabaGpu2023(text, in, opt, &w, &summary);
+  } else {
+    s = sim::ImportAzureLlm2023(text, in, opt, &w, &summary);
+  }
+  if (!s.ok()) return s;
+  if (w.tasks.empty()) return Status::InvalidArgument(summary + ": no task in the window");
+  std::ofstream out(out_path, std::ios::binary | std::ios::trunc);
+  out << "# " << summary << "\n" << sim::FormatWorkloadCsv(w);
+  if (!out.flush()) return Status::InvalidArgument("cannot write \"" + out_path + "\"");
+  std::fprintf(stderr, "warmpool-sim import: %s -> %s\n", summary.c_str(), out_path.c_str());
+  return Status::Ok();
 }
 
 }  // namespace
@@ -77,16 +114,46 @@ int main(int argc, char** argv) {
   record->add_option("--duration-s", rec.duration_s, "how long to record (s)")->required();
   record->add_option("--out", rec.out_path, "CSV file to write")->required();
 
+  std::string imp_format, imp_in, imp_durations, imp_out;
+  sim::ImportOptions imp;
+  CLI::App* imp_cmd = app.add_subcommand("import", "convert a public trace into a workload CSV");
+  imp_cmd
+      ->add_option("--format", imp_format, "alibaba-gpu-2023|azure-functions-2019|azure-llm-2023")
+      ->required();
+  imp_cmd->add_option("--in", imp_in, "trace file (Azure Functions: the invocations file)")
+      ->required();
+  imp_cmd->add_option("--durations", imp_durations, "Azure Functions: the durations file");
+  imp_cmd->add_option("--out", imp_out, "workload CSV to write")->required();
+  imp_cmd->add_option("--start-hour", imp.start_hour, "window start, hours from the trace's zero");
+  imp_cmd->add_option("--hours", imp.hours, "window length (hours)");
+  imp_cmd->add_option("--seed", imp.seed, "seed of the per-minute spreading and duration draws");
+  imp_cmd->add_option("--duration-scale", imp.duration_scale, "multiply every duration");
+  imp_cmd->add_option("--function", imp.functions, "Azure Functions: HashFunction (or prefix)");
+  imp_cmd->add_option("--top", imp.top, "Azure Functions: the N busiest functions in the window");
+  imp_cmd->add_option("--trigger", imp.trigger, "Azure Functions: with --top, only this trigger");
+  imp_cmd->add_flag("--even-spread", imp.even_spread,
+                    "Azure Functions: space a minute's calls evenly");
+  imp_cmd->add_option("--max-duration-h", imp.max_duration_h, "Alibaba: clip run times (hours)");
+  imp_cmd->add_flag("!--one-task-per-pod", imp.one_task_per_gpu, "Alibaba: not one task per GPU");
+  imp_cmd->add_option("--prefill-s-per-token", imp.prefill_s_per_token, "Azure LLM: prefill time");
+  imp_cmd->add_option("--decode-s-per-token", imp.decode_s_per_token, "Azure LLM: decode time");
+  imp_cmd->add_option("--overhead-s", imp.request_overhead_s, "Azure LLM: per-request time");
+
   warmpool::AddVersionFlag(app, "warmpool-sim");
   WARMPOOL_CLI_PARSE(app, argc, argv);
 
   if (*gen) {
     sim::Workload w;
     if (!sim::GenerateWorkload(workload_spec, seed, &w)) {
-      return Fail("--workload \"" + workload_spec + "\": generators are W1..W5");
+      return Fail("--workload \"" + workload_spec +
+                  "\": generators are W1..W5, office, weekly, drift");
     }
     std::fputs(sim::FormatWorkloadCsv(w).c_str(), stdout);
     return 0;
+  }
+  if (*imp_cmd) {
+    Status s = ImportTrace(imp_format, imp_in, imp_durations, imp, imp_out);
+    return s.ok() ? 0 : Fail(s.ToString());
   }
   if (*record) {
     Status s = sim::RecordQueue(rec, std::cerr);

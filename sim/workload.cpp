@@ -7,6 +7,8 @@
 #include <numbers>
 #include <random>
 
+#include "sim/workload_families.h"
+
 namespace warmpool::sim {
 namespace {
 
@@ -160,6 +162,7 @@ std::string FormatWorkloadCsv(const Workload& w) {
 }
 
 bool GenerateWorkload(const std::string& name, uint64_t seed, Workload* out) {
+  if (GenerateWorkloadFamily(name, seed, out)) return true;  // office, weekly, drift
   std::mt19937_64 rng(seed * 0x9E3779B97F4A7C15ull + 0x5157);
   Workload w;
   w.name = name;
