@@ -18,7 +18,7 @@ inline constexpr int64_t kInitialCooldownPeriodS = 60;
 inline constexpr int64_t kMinReplicaCount = 0;
 inline constexpr bool kPush = true;  // trigger type external-push
 // advanced.horizontalPodAutoscalerConfig.behavior
-inline constexpr int64_t kScaleDownStabilizationS = 300;
+inline constexpr int64_t kScaleDownStabilizationS = 900;
 inline constexpr int64_t kScaleDownPercent = 100;
 inline constexpr int64_t kScaleUpStabilizationS = 0;
 inline constexpr int64_t kScaleUpPercent = 100;
@@ -26,8 +26,8 @@ inline constexpr int64_t kScaleUpPods = 4;
 inline constexpr int64_t kPolicyPeriodS = 15;  // periodSeconds of every policy above
 
 // manifests/base/worker-deployment.yaml
-inline constexpr int64_t kTerminationGracePeriodS = 330;
-inline constexpr int64_t kWorkerGraceS = 300;            // --grace-seconds
+inline constexpr int64_t kTerminationGracePeriodS = 7230;
+inline constexpr int64_t kWorkerGraceS = 7200;            // --grace-seconds
 inline constexpr int64_t kWorkerVisibilityTimeoutS = -1;  // --visibility-timeout; -1 = not set
 
 // The trigger metadata keys of scaledobject.yaml that the policy reads (connection, queue and
