@@ -5,8 +5,9 @@
 
 namespace warmpool::sim {
 
-CeleryModel::CeleryModel(const Workload& workload, int64_t slots_per_pod, RunTally& tally)
-    : slots_per_pod_(slots_per_pod), tally_(tally) {
+CeleryModel::CeleryModel(const Workload& workload, int64_t slots_per_pod, RunTally& tally,
+                         int64_t visibility_timeout_s)
+    : slots_per_pod_(slots_per_pod), visibility_timeout_s_(visibility_timeout_s), tally_(tally) {
   tasks_.reserve(workload.tasks.size());
   for (const auto& t : workload.tasks) {
     SimTask s;
@@ -16,7 +17,8 @@ CeleryModel::CeleryModel(const Workload& workload, int64_t slots_per_pod, RunTal
     s.duration = std::max<int64_t>(1, std::llround(t.duration_s));
     tasks_.push_back(s);
   }
-  task_started_.assign(tasks_.size(), false);
+  wait_index_.assign(tasks_.size(), -1);
+  lost_at_.assign(tasks_.size(), -1);
 }
 
 void CeleryModel::Arrive(int64_t t) {
@@ -46,9 +48,12 @@ void CeleryModel::Fetch(int64_t t, ClusterModel& cluster) {
       SimTask& task = tasks_[task_id];
       task.start = t;
       task.end = t + task.duration;
-      if (!task_started_[task_id]) {
-        task_started_[task_id] = true;
+      if (wait_index_[task_id] < 0) {
+        wait_index_[task_id] = static_cast<int64_t>(tally_.waits.size());
         tally_.waits.push_back(static_cast<double>(t - task.first_due));
+      } else {  // redelivered: it waits again from when it was killed or requeued
+        tally_.waits[wait_index_[task_id]] += static_cast<double>(t - lost_at_[task_id]);
+        lost_at_[task_id] = -1;
       }
       p.tasks.push_back(task_id);
     }
@@ -62,10 +67,21 @@ void CeleryModel::FinishAt(int64_t horizon, const ClusterModel& cluster) {
     }
   }
   for (size_t i = 0; i < tasks_.size(); ++i) {
-    if (!task_started_[i] && tasks_[i].first_due < horizon) {
+    if (wait_index_[i] < 0 && tasks_[i].first_due < horizon) {
       ++tally_.unfinished;
       tally_.waits.push_back(static_cast<double>(horizon - tasks_[i].first_due));
+    } else if (wait_index_[i] >= 0 && lost_at_[i] >= 0) {  // lost or requeued, not restarted
+      ++tally_.unfinished;
+      tally_.waits[wait_index_[i]] += static_cast<double>(horizon - lost_at_[i]);
     }
+  }
+}
+
+void CeleryModel::RestoreVisible(int64_t t, bool consumer_alive) {
+  if (!consumer_alive) return;
+  while (!lost_.empty() && lost_.top().first <= t) {
+    queue_.push_front(lost_.top().second);
+    lost_.pop();
   }
 }
 

@@ -27,26 +27,39 @@ struct SimTask {
 
 // The Celery side of a run: the broker (arrivals, tasks with an eta held out of the list until
 // due, as in kombu's `unacked` hash, and the FIFO list LLEN sees) and the workers (one per pod,
-// `slotsPerPod` tasks at a time, no prefetch beyond free slots; a task SIGKILLed at the grace
-// deadline is redelivered to the head of the list). Waits, busy and killed time go to the tally.
+// `slotsPerPod` tasks at a time, no prefetch beyond free slots). Shutdown of a terminating pod:
+// - at the worker's own grace (warmpool-worker --grace-seconds, Pod::requeue_at) the running
+//   tasks are requeued to the head of the list at once (worker/worker.cpp Shutdown) and counted
+//   as requeued;
+// - at the pod's grace deadline (SIGKILL) they are lost mid-run and stay in kombu's `unacked`
+//   hash until a live consumer's restore_visible sweep finds them older than the visibility
+//   timeout (kombu/transport/redis.py QoS.restore_visible; restored with rpush = the head BRPOP
+//   takes next), counted as killed.
+// Waits, busy, killed and requeued time go to the tally.
 class CeleryModel {
  public:
-  CeleryModel(const Workload& workload, int64_t slots_per_pod, RunTally& tally);
+  CeleryModel(const Workload& workload, int64_t slots_per_pod, RunTally& tally,
+              int64_t visibility_timeout_s = 3600);
 
   // Tasks that arrive at t, and held tasks that become due at t, join the list.
   void Arrive(int64_t t);
-  // The worker on `pod` at t: tasks that ended are completed; on a terminating pod past its
-  // grace deadline, the running tasks are killed and redelivered.
+  // kombu's restore_visible: SIGKILLed tasks older than the visibility timeout go back to the
+  // head of the list, when some worker is alive to run the sweep (`consumer_alive`).
+  void RestoreVisible(int64_t t, bool consumer_alive);
+  // The worker on `pod` at t: tasks that ended are completed; on a terminating pod, past the
+  // worker's grace the running tasks are requeued, past the pod's deadline they are SIGKILLed.
   void RunWorker(int64_t t, Pod& pod);
   // Every ready, not terminating pod takes tasks from the head of the list into its free slots.
   void Fetch(int64_t t, ClusterModel& cluster);
   // End of the run: the part of running tasks before the horizon is busy time; tasks never
-  // started wait up to the horizon and count as unfinished.
+  // started (or lost and not restarted) wait up to the horizon and count as unfinished.
   void FinishAt(int64_t horizon, const ClusterModel& cluster);
 
   const std::vector<SimTask>& tasks() const { return tasks_; }
   const std::deque<int>& queue() const { return queue_; }  // LLEN: runnable, not started
   int64_t scheduled() const { return static_cast<int64_t>(scheduled_.size()); }
+  // SIGKILLed tasks still unacked (not yet restored by a visibility sweep).
+  int64_t lost() const { return static_cast<int64_t>(lost_.size()); }
   std::optional<int64_t> earliest_eta() const;  // earliest due time of a held task
   // Completed tasks, for the durations the scaler measures: the running sum of their durations
   // and the count since ResetFinishedCount().
@@ -55,14 +68,20 @@ class CeleryModel {
   void ResetFinishedCount() { finished_since_take_ = 0; }
 
  private:
+  // Takes the running task `id` off its worker at t: its partial run goes to `lost_gpu_s`.
+  void Abandon(int64_t t, int id, double& lost_gpu_s);
+
   const int64_t slots_per_pod_;
+  const int64_t visibility_timeout_s_;
   RunTally& tally_;
   std::vector<SimTask> tasks_;
-  std::vector<bool> task_started_;
+  std::vector<int64_t> wait_index_;  // index into tally.waits once started, else -1
+  std::vector<int64_t> lost_at_;     // when it was last killed or requeued, else -1
   size_t next_arrival_ = 0;
   std::deque<int> queue_;
   using Due = std::pair<int64_t, int>;  // (due time, task id)
   std::priority_queue<Due, std::vector<Due>, std::greater<>> scheduled_;
+  std::priority_queue<Due, std::vector<Due>, std::greater<>> lost_;  // (visible again at, id)
   double finished_durations_sum_ = 0;
   int64_t finished_since_take_ = 0;
 };
@@ -82,17 +101,30 @@ inline void CeleryModel::RunWorker(int64_t t, Pod& p) {
     }
     ++k;
   }
-  if (p.terminating && !p.tasks.empty() && t >= p.deadline) {
-    for (int id : p.tasks) {  // SIGKILL: the task is lost mid-run and redelivered
-      SimTask& task = tasks_[id];
-      tally_.killed_gpu_s += static_cast<double>(t - task.start) / slots_per_pod_;
-      task.start = -1;
-      task.end = -1;
-      queue_.push_front(id);
+  if (!p.terminating || p.tasks.empty()) return;
+  if (t >= p.deadline) {
+    for (int id : p.tasks) {  // SIGKILL: lost mid-run, unacked until the visibility timeout
+      Abandon(t, id, tally_.killed_gpu_s);
+      lost_.push({t + visibility_timeout_s_, id});
       ++tally_.killed_tasks;
     }
     p.tasks.clear();
+  } else if (t >= p.requeue_at) {
+    for (int id : p.tasks) {  // the worker's grace is over: requeue and exit
+      Abandon(t, id, tally_.requeued_gpu_s);
+      queue_.push_front(id);
+      ++tally_.requeued_tasks;
+    }
+    p.tasks.clear();
   }
+}
+
+inline void CeleryModel::Abandon(int64_t t, int id, double& lost_gpu_s) {
+  SimTask& task = tasks_[id];
+  lost_gpu_s += static_cast<double>(t - task.start) / slots_per_pod_;
+  task.start = -1;
+  task.end = -1;
+  lost_at_[id] = t;
 }
 
 }  // namespace warmpool::sim

@@ -44,7 +44,7 @@ void ClusterModel::AdvanceNodes(int64_t t) {
   }
 }
 
-void ClusterModel::Reconcile(int64_t t, int64_t replicas, int64_t grace_s) {
+void ClusterModel::Reconcile(int64_t t, int64_t replicas, int64_t grace_s, int64_t worker_grace_s) {
   int64_t active = 0;
   for (int id : live_pods_) active += !pods_[id].terminating;
   for (; active < replicas; ++active) {
@@ -54,30 +54,54 @@ void ClusterModel::Reconcile(int64_t t, int64_t replicas, int64_t grace_s) {
     live_pods_.push_back(static_cast<int>(pods_.size() - 1));
   }
   if (active <= replicas) return;
-  std::vector<int> victims = RankForScaleDown();
+  std::vector<int> victims = RankForScaleDown(t);
   victims.resize(static_cast<size_t>(active - replicas));
   for (int id : victims) {
     Pod& p = pods_[id];
     p.terminating = true;
     p.deadline = t + grace_s;  // SIGTERM: stop fetching, finish within the grace
+    if (worker_grace_s >= 0) p.requeue_at = t + worker_grace_s;
   }
   RemoveIdleTerminating(t);
 }
 
-// ReplicaSet scale-down ranking: unscheduled, then not ready, then ready newest first. It does
+// ReplicaSet scale-down ranking, as kubernetes pkg/controller/replicaset getPodsToDelete sorts
+// controller.ActivePodsWithRanks (pkg/controller/controller_utils.go), pod-deletion-cost unset:
+// 1. unscheduled before scheduled; 2./3. pending or not ready before ready; 5. more active pods
+// of the Deployment on the same node first (getPodsRankedByRelatedPodsOnSameNode); 6. ready for
+// less time first, compared in log2 buckets of the ready duration (LogarithmicScaleDown, on by
+// default since 1.22; ties by pod UID, here a hash of the pod's index); 8. newer first. It does
 // not know which pods are busy.
-std::vector<int> ClusterModel::RankForScaleDown() const {
+std::vector<int> ClusterModel::RankForScaleDown(int64_t t) const {
   std::vector<int> victims;
+  std::vector<int64_t> on_node(nodes_.size(), 0);
   for (int id : live_pods_) {
-    if (!pods_[id].terminating) victims.push_back(id);
+    if (pods_[id].terminating) continue;
+    victims.push_back(id);
+    if (pods_[id].node >= 0) ++on_node[pods_[id].node];
   }
+  const auto bucket = [t](const Pod& p) {  // floor(log2(ready duration in ns)), -1 if none
+    const int64_t d = t - p.ready_since;
+    return d > 0 ? static_cast<int>(std::floor(std::log2(static_cast<double>(d) * 1e9))) : -1;
+  };
+  const auto uid = [](int id) {  // splitmix64: a stable stand-in for the random pod UID
+    uint64_t z = static_cast<uint64_t>(id) + 0x9E3779B97F4A7C15ull;
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+  };
   std::sort(victims.begin(), victims.end(), [&](int a, int b) {
     const Pod& x = pods_[a];
     const Pod& y = pods_[b];
     const int rx = x.node < 0 ? 0 : (!x.ready ? 1 : 2);
     const int ry = y.node < 0 ? 0 : (!y.ready ? 1 : 2);
     if (rx != ry) return rx < ry;
-    if (rx == 2 && x.ready_since != y.ready_since) return x.ready_since > y.ready_since;
+    if (rx > 0 && on_node[x.node] != on_node[y.node]) return on_node[x.node] > on_node[y.node];
+    if (rx == 2 && x.ready_since != y.ready_since) {
+      const int bx = bucket(x), by = bucket(y);
+      if (bx != by) return bx < by;
+      return uid(a) < uid(b);
+    }
     if (x.created != y.created) return x.created > y.created;
     return a > b;
   });

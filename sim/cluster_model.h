@@ -31,7 +31,10 @@ struct Pod {
   bool ready = false;
   int64_t ready_since = 0;
   bool terminating = false;
-  int64_t deadline = 0;
+  int64_t deadline = 0;  // SIGKILL: SIGTERM + terminationGracePeriodSeconds
+  // The worker's own grace (warmpool-worker --grace-seconds): from then it requeues what still
+  // runs and exits. Never for Celery's worker, which waits for its tasks until SIGKILL.
+  int64_t requeue_at = std::numeric_limits<int64_t>::max();
   std::vector<int> tasks;  // running task ids
 };
 
@@ -67,8 +70,9 @@ class ClusterModel {
   void AdvancePods(int64_t t, RunWorker&& run_worker);
 
   // The ReplicaSet: creates pods up to `replicas`, or terminates the surplus (SIGTERM, deadline
-  // t + grace_s) in Kubernetes' scale-down ranking, which does not know which pods are busy.
-  void Reconcile(int64_t t, int64_t replicas, int64_t grace_s);
+  // t + grace_s; the worker requeues at t + worker_grace_s, < 0 = never) in Kubernetes'
+  // scale-down ranking, which does not know which pods are busy.
+  void Reconcile(int64_t t, int64_t replicas, int64_t grace_s, int64_t worker_grace_s = -1);
 
   // The scheduler: binds each pending pod to a ready node with a free GPU (most-allocated first,
   // then oldest); the pod is ready after the image pull (first time on the node) and model load.
@@ -99,7 +103,7 @@ class ClusterModel {
   void AddNode(int64_t t, bool already_ready);
   void RemovePod(int64_t t, int id);
   void RemoveIdleTerminating(int64_t t);
-  std::vector<int> RankForScaleDown() const;
+  std::vector<int> RankForScaleDown(int64_t t) const;
   void Bill(const Node& n, int64_t end);
 
   const ClusterConfig config_;

@@ -62,9 +62,12 @@ void KedaHpaModel::Step(int64_t t, Trigger& trigger, Deployment& deployment, Run
   if ((t + keda_phase_) % keda_.polling_s == 0) {
     if (trigger.IsActive(t)) {
       Activate(t, deployment, tally);
-    } else if (deployment.replicas() > keda_.min_replicas && last_active_ != kNever &&
-               t >= last_active_ + keda_.cooldown_s) {
-      // scaleToZeroOrIdle: straight from N, bypassing the HPA
+    } else if (deployment.replicas() > keda_.min_replicas &&
+               (last_active_ == kNever ? t >= keda_.initial_cooldown_s
+                                       : t >= last_active_ + keda_.cooldown_s)) {
+      // scaleToZeroOrIdle (KEDA pkg/scaling/executor/scale_scaledobjects.go): straight from N,
+      // bypassing the HPA, cooldownPeriod after lastActiveTime, or without one
+      // initialCooldownPeriod after the ScaledObject's creation (t = 0).
       deployment.Scale(keda_.min_replicas, tally);
     }
   }

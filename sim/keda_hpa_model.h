@@ -50,7 +50,8 @@ class HpaModel {
 
 // The KEDA operator and its HPA for one ScaledObject, one second at a time: the push stream
 // (0 -> 1 and lastActiveTime; a false is ignored), polling every pollingInterval (active: 0 -> 1;
-// inactive past the cooldown: straight to minReplicaCount from any N, bypassing the HPA), and the
+// inactive past the cooldown, or the initial cooldown if never active: straight to minReplicaCount
+// from any N, bypassing the HPA), and the
 // HPA sync while replicas >= 1. Phases offset the poll and sync clocks: (t + phase) % period.
 class KedaHpaModel {
  public:

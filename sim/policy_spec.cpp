@@ -4,6 +4,8 @@
 #include <cstdlib>
 #include <utility>
 
+#include "sim/shipped_settings.h"
+
 namespace warmpool::sim {
 
 int64_t PeakConcurrency(const Workload& w) {
@@ -22,20 +24,31 @@ int64_t PeakConcurrency(const Workload& w) {
 
 namespace {
 
-// warmpool as its manifests recommend: external-push, pollingInterval 10, cooldownPeriod 30 (the
-// policy's keep-alive owns N -> 0), HPA behavior left at the Kubernetes defaults (the 300 s
-// scale-down window damps 1..N churn), terminationGracePeriodSeconds above the longest task.
+// warmpool as manifests/base ships it (sim/shipped_settings.h): external-push, its
+// pollingInterval, cooldownPeriod and initialCooldownPeriod, its HPA behavior, its trigger
+// metadata under the user's --meta, its pod grace and the worker's --grace-seconds. maxReplicas
+// is the cluster's, as for every policy.
 PolicySpec WarmpoolAsRecommended(const std::map<std::string, std::string>& wp_meta,
                                  int64_t max_replicas) {
   PolicySpec wp;
   wp.name = "warmpool";
   wp.kind = PolicyKind::kWarmpool;
   wp.meta = wp_meta;
-  wp.keda.push = true;
-  wp.keda.polling_s = 10;
-  wp.keda.cooldown_s = 30;
+  wp.keda.push = shipped::kPush;
+  wp.keda.polling_s = shipped::kPollingIntervalS;
+  wp.keda.cooldown_s = shipped::kCooldownPeriodS;
+  wp.keda.initial_cooldown_s = shipped::kInitialCooldownPeriodS;
+  wp.keda.min_replicas = shipped::kMinReplicaCount;
   wp.keda.max_replicas = max_replicas;
-  wp.grace_s = 7200;
+  wp.hpa.down_stabilization_s = shipped::kScaleDownStabilizationS;
+  wp.hpa.down_percent = shipped::kScaleDownPercent;
+  wp.hpa.up_stabilization_s = shipped::kScaleUpStabilizationS;
+  wp.hpa.up_percent = shipped::kScaleUpPercent;
+  wp.hpa.up_pods = shipped::kScaleUpPods;
+  wp.hpa.period_s = shipped::kPolicyPeriodS;
+  wp.grace_s = shipped::kTerminationGracePeriodS;
+  wp.worker_grace_s = shipped::kWorkerGraceS;
+  wp.visibility_timeout_s = shipped::kWorkerVisibilityTimeoutS;
   return wp;
 }
 
@@ -44,7 +57,8 @@ PolicySpec WarmpoolAsRecommended(const std::map<std::string, std::string>& wp_me
 std::vector<PolicySpec> DefaultPolicies(const std::map<std::string, std::string>& meta,
                                         const Workload& workload, const ClusterConfig& cluster) {
   std::vector<PolicySpec> out;
-  std::map<std::string, std::string> wp_meta = meta;
+  std::map<std::string, std::string> wp_meta = shipped::TriggerMetadata();
+  for (const auto& [k, v] : meta) wp_meta[k] = v;
   if (!wp_meta.count("tasksPerReplica")) {
     wp_meta["tasksPerReplica"] = std::to_string(cluster.slots_per_pod);
   }
@@ -96,7 +110,9 @@ std::vector<PolicySpec> DefaultPolicies(const std::map<std::string, std::string>
   oracle.meta = wp_meta;  // the same sizing rule (tasksPerReplica, drainSeconds, maxReplicas)
   oracle.keda = wp.keda;  // used by its "+hpa" strategies: the same KEDA + HPA as warmpool
   oracle.hpa = wp.hpa;
-  oracle.grace_s = wp.grace_s;
+  oracle.grace_s = wp.grace_s;  // the same worker Deployment
+  oracle.worker_grace_s = wp.worker_grace_s;
+  oracle.visibility_timeout_s = wp.visibility_timeout_s;
   out.push_back(oracle);
   return out;
 }
@@ -121,15 +137,53 @@ Status ApplyScaledObjectOption(const std::string& key, const std::string& value,
     p->keda.cooldown_s = v;
   } else if (key == "scaleDownStabilizationSeconds") {
     p->hpa.down_stabilization_s = v;
+  } else if (key == "initialCooldownPeriod") {
+    p->keda.initial_cooldown_s = v;
   } else if (key == "terminationGracePeriodSeconds") {
     p->grace_s = v;
+  } else if (key == "graceSeconds") {
+    p->worker_grace_s = v;
   } else {
     return Status::InvalidArgument("--scaledobject " + key + "=\"" + value +
                                    "\": unknown setting (pollingInterval >= 1, cooldownPeriod, "
-                                   "scaleDownStabilizationSeconds, terminationGracePeriodSeconds, "
-                                   "push)");
+                                   "initialCooldownPeriod, scaleDownStabilizationSeconds, "
+                                   "terminationGracePeriodSeconds, graceSeconds, push, "
+                                   "measureDurations)");
   }
   return Status::Ok();
+}
+
+std::map<std::string, std::string> DeployedSettings(const PolicySpec& p,
+                                                    const ClusterConfig& cluster) {
+  std::map<std::string, std::string> out;
+  const auto put = [&out](const std::string& k, int64_t v) { out[k] = std::to_string(v); };
+  if (p.kind != PolicyKind::kAlwaysOn) {
+    put("pollingInterval", p.keda.polling_s);
+    put("cooldownPeriod", p.keda.cooldown_s);
+    put("initialCooldownPeriod", p.keda.initial_cooldown_s);
+    put("minReplicaCount", p.keda.min_replicas);
+    put("maxReplicaCount", p.keda.max_replicas);
+    out["triggerType"] = p.kind == PolicyKind::kKedaRedis ? "redis"
+                         : p.keda.push                    ? "external-push"
+                                                          : "external";
+    put("scaleDown.stabilizationWindowSeconds", p.hpa.down_stabilization_s);
+    put("scaleDown.percent", p.hpa.down_percent);
+    put("scaleUp.stabilizationWindowSeconds", p.hpa.up_stabilization_s);
+    put("scaleUp.percent", p.hpa.up_percent);
+    put("scaleUp.pods", p.hpa.up_pods);
+    put("periodSeconds", p.hpa.period_s);
+  }
+  if (p.kind == PolicyKind::kKedaRedis) {
+    put("metadata.listLength", p.list_length);
+    put("metadata.activationListLength", p.activation_list_length);
+  } else {
+    for (const auto& [k, v] : p.meta) out["metadata." + k] = v;
+  }
+  put("terminationGracePeriodSeconds", p.grace_s);
+  if (p.worker_grace_s >= 0) put("graceSeconds", p.worker_grace_s);
+  put("visibilityTimeoutSeconds",
+      p.visibility_timeout_s >= 0 ? p.visibility_timeout_s : cluster.visibility_timeout_s);
+  return out;
 }
 
 }  // namespace warmpool::sim

@@ -25,7 +25,9 @@ struct PolicySpec {
   std::map<std::string, std::string> meta;  // warmpool: ScaledObject trigger metadata
   KedaConfig keda;
   HpaConfig hpa;
-  int64_t grace_s = 30;                // pod terminationGracePeriodSeconds
+  int64_t grace_s = 30;                // pod terminationGracePeriodSeconds (then SIGKILL)
+  int64_t worker_grace_s = -1;         // warmpool-worker --grace-seconds; -1: waits to SIGKILL
+  int64_t visibility_timeout_s = -1;   // worker --visibility-timeout; -1: the cluster's
   int64_t list_length = 5;             // kKedaRedis: listLength
   int64_t activation_list_length = 0;  // kKedaRedis: activationListLength
   int64_t replicas = 0;                // kAlwaysOn: N
@@ -50,10 +52,16 @@ std::vector<PolicySpec> DefaultPolicies(const std::map<std::string, std::string>
                                         const Workload& workload, const ClusterConfig& cluster);
 
 // Overrides one of warmpool's Kubernetes settings (what-if runs; baselines are never changed):
-// pollingInterval, cooldownPeriod, scaleDownStabilizationSeconds, terminationGracePeriodSeconds
-// (integers >= 0), push or measureDurations (true/false: whether the scaler reports measured
-// task durations). InvalidArgument names the key and value.
+// pollingInterval, cooldownPeriod, initialCooldownPeriod, scaleDownStabilizationSeconds,
+// terminationGracePeriodSeconds, graceSeconds (the worker's --grace-seconds) (integers >= 0),
+// push or measureDurations (true/false: whether the scaler reports measured task durations).
+// InvalidArgument names the key and value.
 Status ApplyScaledObjectOption(const std::string& key, const std::string& value, PolicySpec* p);
+
+// The settings `p` is simulated with, by their manifest names (ScaledObject, HPA behavior,
+// `metadata.<key>`, pod and worker), for the report's `deployedWith`. Pure.
+std::map<std::string, std::string> DeployedSettings(const PolicySpec& p,
+                                                    const ClusterConfig& cluster);
 
 // Highest ideal concurrency of a workload (every task started the moment it is runnable). Pure.
 int64_t PeakConcurrency(const Workload& w);

@@ -24,9 +24,11 @@ SimResult Summarize(const std::string& policy, RunTally& tally, const ClusterCon
   r.boot_gpu_hours = tally.boot_gpu_s / 3600;
   r.busy_gpu_hours = tally.busy_gpu_s / 3600;
   r.killed_gpu_hours = tally.killed_gpu_s / 3600;
+  r.requeued_gpu_hours = tally.requeued_gpu_s / 3600;
   r.delete_gpu_hours = tally.delete_gpu_s / 3600;
-  r.idle_gpu_hours = std::max(0.0, r.billed_gpu_hours - r.boot_gpu_hours - r.busy_gpu_hours -
-                                       r.killed_gpu_hours - r.delete_gpu_hours);
+  r.idle_gpu_hours =
+      std::max(0.0, r.billed_gpu_hours - r.boot_gpu_hours - r.busy_gpu_hours - r.killed_gpu_hours -
+                        r.requeued_gpu_hours - r.delete_gpu_hours);
   r.tasks = tasks;
   r.unfinished = tally.unfinished;
   std::vector<double>& waits = tally.waits;
@@ -36,6 +38,7 @@ SimResult Summarize(const std::string& policy, RunTally& tally, const ClusterCon
   r.wait_max = waits.empty() ? 0 : *std::max_element(waits.begin(), waits.end());
   r.cold_starts = tally.cold_starts;
   r.killed_tasks = tally.killed_tasks;
+  r.requeued_tasks = tally.requeued_tasks;
   r.replica_changes = tally.replica_changes;
   r.reversals_per_hour = static_cast<double>(tally.reversals) / r.horizon_hours;
   r.nodes_created = tally.nodes_created;

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -22,21 +23,28 @@ struct SimResult {
   std::string variant;  // kOracle: which clairvoyant strategy was cheaper ("prewarm"/"react")
   double billed_gpu_hours = 0;
   double billed_dollars = 0;
-  double boot_gpu_hours = 0;    // VM create to GPU allocatable
-  double busy_gpu_hours = 0;    // running tasks that completed
-  double killed_gpu_hours = 0;  // partial runs of tasks killed at the grace deadline
-  double delete_gpu_hours = 0;  // node deletion
-  double idle_gpu_hours = 0;    // the rest: pod start, warm idle, empty nodes awaiting scale-down
-  double wait_p50 = 0, wait_p95 = 0, wait_p99 = 0, wait_max = 0;  // runnable -> started, s
+  double boot_gpu_hours = 0;      // VM create to GPU allocatable
+  double busy_gpu_hours = 0;      // running tasks that completed
+  double killed_gpu_hours = 0;    // partial runs of tasks SIGKILLed at the pod's grace deadline
+  double requeued_gpu_hours = 0;  // partial runs of tasks the worker requeued at its own grace
+  double delete_gpu_hours = 0;    // node deletion
+  double idle_gpu_hours = 0;      // the rest: pod start, warm idle, empty nodes awaiting scale-down
+  // Runnable -> started, s; a task that was killed or requeued adds the time from then to its
+  // next start.
+  double wait_p50 = 0, wait_p95 = 0, wait_p99 = 0, wait_max = 0;
   int64_t tasks = 0;
-  int64_t unfinished = 0;   // not started by the horizon (their wait counts up to the horizon)
-  int64_t cold_starts = 0;  // times work became runnable while no worker was ready
-  int64_t killed_tasks = 0;
+  int64_t unfinished = 0;      // not started by the horizon (their wait counts up to the horizon)
+  int64_t cold_starts = 0;     // times work became runnable while no worker was ready
+  int64_t killed_tasks = 0;    // SIGKILLed mid-run; back only after the visibility timeout
+  int64_t requeued_tasks = 0;  // requeued by the worker at its --grace-seconds; back at once
   int64_t replica_changes = 0;
   double reversals_per_hour = 0;  // direction changes of spec.replicas per simulated hour
   int64_t nodes_created = 0;
   double makespan_s = 0;  // first arrival to last completion
   double horizon_hours = 0;
+  // The Kubernetes settings the policy was simulated with (ScaledObject, HPA behavior, trigger
+  // metadata as `metadata.<key>`, pod and worker), by their manifest names.
+  std::map<std::string, std::string> deployed_with;
   std::vector<TimelineSample> timeline;
 };
 
@@ -48,11 +56,13 @@ struct RunTally {
   double delete_gpu_s = 0;
   double busy_gpu_s = 0;      // task run time / slots per pod (celery_model)
   double killed_gpu_s = 0;    // partial runs lost to SIGKILL
+  double requeued_gpu_s = 0;  // partial runs lost to the worker's requeue at its grace
   std::vector<double> waits;  // one per task: runnable -> started, or -> horizon if never started
   int64_t unfinished = 0;
   int64_t last_completion = 0;
   int64_t nodes_created = 0;
   int64_t killed_tasks = 0;
+  int64_t requeued_tasks = 0;
   int64_t cold_starts = 0;
   int64_t replica_changes = 0;
   int64_t reversals = 0;

@@ -31,7 +31,8 @@ Status ApplyClusterOption(const std::string& key, const std::string& value, Clus
       {"caScanSeconds", &c->ca_scan_s},
       {"caGpuBufferSeconds", &c->ca_gpu_buffer_s},
       {"caUnneededSeconds", &c->ca_unneeded_s},
-      {"caDelayAfterAddSeconds", &c->ca_delay_after_add_s}};
+      {"caDelayAfterAddSeconds", &c->ca_delay_after_add_s},
+      {"visibilityTimeoutSeconds", &c->visibility_timeout_s}};
   if (auto it = doubles.find(key); it != doubles.end()) {
     *it->second = v;
   } else if (auto jt = ints.find(key); jt != ints.end()) {
@@ -39,10 +40,11 @@ Status ApplyClusterOption(const std::string& key, const std::string& value, Clus
   } else {
     return Status::InvalidArgument("--cluster " + key + "=\"" + value + "\": unknown setting");
   }
-  if (c->gpus_per_node < 1 || c->max_nodes < 1 || c->slots_per_pod < 1 || c->ca_scan_s < 1) {
+  if (c->gpus_per_node < 1 || c->max_nodes < 1 || c->slots_per_pod < 1 || c->ca_scan_s < 1 ||
+      c->visibility_timeout_s < 1) {
     return Status::InvalidArgument("--cluster " + key + "=\"" + value +
-                                   "\": gpusPerNode, maxNodes, slotsPerPod and caScanSeconds "
-                                   "must be >= 1");
+                                   "\": gpusPerNode, maxNodes, slotsPerPod, caScanSeconds and "
+                                   "visibilityTimeoutSeconds must be >= 1");
   }
   if (c->vm_boot_p95_s < c->vm_boot_median_s || c->driver_p95_s < c->driver_median_s ||
       c->model_load_max_s < c->model_load_min_s) {

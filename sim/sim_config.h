@@ -30,6 +30,10 @@ struct ClusterConfig {
   double image_pull_s = 67;            // `imagePullSeconds`: 10 GB at 150 MB/s; 0 once cached
   double model_load_min_s = 20;        // `modelLoadMin`: uniform model load on pod start
   double model_load_max_s = 90;        // `modelLoadMax`
+  // `visibilityTimeoutSeconds`: a task whose worker was SIGKILLed stays in kombu's `unacked` hash
+  // until a live consumer's restore_visible sweep finds it older than this (kombu Redis
+  // transport visibility_timeout, default 3600 s).
+  int64_t visibility_timeout_s = 3600;
   int64_t ca_phase_s = -1;  // CA scans when (t + phase) % caScanSeconds == 0; -1 = random
 };
 
@@ -39,8 +43,11 @@ Status ApplyClusterOption(const std::string& key, const std::string& value, Clus
 
 // KEDA operator settings of one ScaledObject.
 struct KedaConfig {
-  int64_t polling_s = 30;      // pollingInterval
-  int64_t cooldown_s = 300;    // cooldownPeriod (N -> 0 only)
+  int64_t polling_s = 30;    // pollingInterval
+  int64_t cooldown_s = 300;  // cooldownPeriod (N -> 0 only)
+  // initialCooldownPeriod: before any active result (no lastActiveTime) KEDA scales to zero
+  // only this long after the ScaledObject was created (t = 0). KEDA's default is 0.
+  int64_t initial_cooldown_s = 0;
   int64_t min_replicas = 0;    // minReplicaCount
   int64_t max_replicas = 100;  // maxReplicaCount
   bool push = false;           // trigger type external-push (StreamIsActive)

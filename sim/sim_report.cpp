@@ -21,7 +21,8 @@ std::string RunReportJson(const std::string& workload, uint64_t seed, const Clus
                   {"caUnneededSeconds", c.ca_unneeded_s},
                   {"caDelayAfterAddSeconds", c.ca_delay_after_add_s},
                   {"caGpuBufferSeconds", c.ca_gpu_buffer_s},
-                  {"imagePullSeconds", c.image_pull_s}};
+                  {"imagePullSeconds", c.image_pull_s},
+                  {"visibilityTimeoutSeconds", c.visibility_timeout_s}};
   nlohmann::json policies = nlohmann::json::array();
   for (const auto& r : results) {
     nlohmann::json p = {{"policy", r.policy},
@@ -32,12 +33,14 @@ std::string RunReportJson(const std::string& workload, uint64_t seed, const Clus
                         {"idleGpuHours", r.idle_gpu_hours},
                         {"deleteGpuHours", r.delete_gpu_hours},
                         {"killedGpuHours", r.killed_gpu_hours},
+                        {"requeuedGpuHours", r.requeued_gpu_hours},
                         {"waitP50", r.wait_p50},
                         {"waitP95", r.wait_p95},
                         {"waitP99", r.wait_p99},
                         {"waitMax", r.wait_max},
                         {"coldStarts", r.cold_starts},
                         {"killedTasks", r.killed_tasks},
+                        {"requeuedTasks", r.requeued_tasks},
                         {"reversalsPerHour", r.reversals_per_hour},
                         {"replicaChanges", r.replica_changes},
                         {"nodesCreated", r.nodes_created},
@@ -46,6 +49,7 @@ std::string RunReportJson(const std::string& workload, uint64_t seed, const Clus
                         {"makespanSeconds", r.makespan_s},
                         {"horizonHours", r.horizon_hours}};
     if (!r.variant.empty()) p["variant"] = r.variant;
+    if (!r.deployed_with.empty()) p["deployedWith"] = r.deployed_with;
     if (with_timeline) {
       nlohmann::json t = nlohmann::json::array();
       for (const auto& s : r.timeline) {
@@ -64,14 +68,16 @@ std::string RunReportTable(const std::string& workload, uint64_t seed,
                            const std::vector<SimResult>& results) {
   std::string out = "workload " + workload + ", seed " + std::to_string(seed) + "\n";
   char line[256];
-  std::snprintf(line, sizeof line, "%-18s %10s %9s %8s %8s %8s %6s %7s %8s\n", "policy", "GPU-h",
-                "$", "waitP50", "waitP95", "waitP99", "cold", "killed", "rev/h");
+  std::snprintf(line, sizeof line, "%-18s %10s %9s %8s %8s %8s %6s %7s %8s %8s\n", "policy",
+                "GPU-h", "$", "waitP50", "waitP95", "waitP99", "cold", "killed", "requeued",
+                "rev/h");
   out += line;
   for (const auto& r : results) {
-    std::snprintf(line, sizeof line, "%-18s %10.2f %9.2f %8.0f %8.0f %8.0f %6lld %7lld %8.2f\n",
-                  r.policy.c_str(), r.billed_gpu_hours, r.billed_dollars, r.wait_p50, r.wait_p95,
-                  r.wait_p99, static_cast<long long>(r.cold_starts),
-                  static_cast<long long>(r.killed_tasks), r.reversals_per_hour);
+    std::snprintf(
+        line, sizeof line, "%-18s %10.2f %9.2f %8.0f %8.0f %8.0f %6lld %7lld %8lld %8.2f\n",
+        r.policy.c_str(), r.billed_gpu_hours, r.billed_dollars, r.wait_p50, r.wait_p95, r.wait_p99,
+        static_cast<long long>(r.cold_starts), static_cast<long long>(r.killed_tasks),
+        static_cast<long long>(r.requeued_tasks), r.reversals_per_hour);
     out += line;
   }
   return out;

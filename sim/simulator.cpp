@@ -26,7 +26,8 @@ class Simulation {
         step_(step),
         horizon_(std::max<int64_t>(1, w.horizon_s)),
         rng_(seed * 0xD1B54A32D192ED03ull + 17),
-        celery_(w, c.slots_per_pod, tally_),
+        celery_(w, c.slots_per_pod, tally_,
+                p.visibility_timeout_s >= 0 ? p.visibility_timeout_s : c.visibility_timeout_s),
         cluster_(c, rng_, tally_) {
     // Controller phases: drawn first, in this order, so every run of a seed lines up.
     std::uniform_int_distribution<int64_t> phase(0, 1'000'000);
@@ -79,9 +80,10 @@ class Simulation {
     celery_.Arrive(t_);
     cluster_.AdvanceNodes(t_);
     cluster_.AdvancePods(t_, [this](Pod& pod) { celery_.RunWorker(t_, pod); });
+    celery_.RestoreVisible(t_, cluster_.AnyWarmPod());
     celery_.Fetch(t_, cluster_);
     Control();
-    cluster_.Reconcile(t_, deployment_.replicas(), policy_.grace_s);
+    cluster_.Reconcile(t_, deployment_.replicas(), policy_.grace_s, policy_.worker_grace_s);
     cluster_.Schedule(t_);
     if ((t_ + ca_phase_) % cluster_config_.ca_scan_s == 0) cluster_.Autoscale(t_);
     celery_.Fetch(t_, cluster_);  // pods that became ready this second
@@ -128,6 +130,7 @@ class Simulation {
     *out = Summarize(policy_.name, tally_, cluster_config_, horizon_,
                      static_cast<int64_t>(tasks.size()), tasks.empty() ? 0 : tasks.front().arrival,
                      std::move(timeline_));
+    out->deployed_with = DeployedSettings(policy_, cluster_config_);
   }
 
   const PolicySpec& policy_;

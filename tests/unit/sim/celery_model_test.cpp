@@ -32,14 +32,14 @@ TEST_CASE("Tasks with an eta are held out of the list until due", "[sim][celery]
   CHECK_FALSE(celery.earliest_eta().has_value());
 }
 
-TEST_CASE("A task killed at the grace deadline is redelivered to the head of the list",
+TEST_CASE("A task SIGKILLed at the pod's deadline is not runnable before the visibility timeout",
           "[sim][celery]") {
   const ClusterConfig c;
   std::mt19937_64 rng(1);
   RunTally tally;
   ClusterModel cluster(c, rng, tally);
   cluster.Prewarm(1);
-  CeleryModel celery(TwoTasks(), 1, tally);
+  CeleryModel celery(TwoTasks(), 1, tally, /*visibility_timeout_s=*/100);
   for (int64_t t : {0, 1, 10}) celery.Arrive(t);  // both runnable: [1, 0]
   celery.Fetch(10, cluster);
   CHECK(celery.queue() == std::deque<int>{0});
@@ -47,19 +47,62 @@ TEST_CASE("A task killed at the grace deadline is redelivered to the head of the
   Pod& pod = cluster.pods()[0];
   pod.terminating = true;
   pod.deadline = 25;
+  pod.requeue_at = 25;  // SIGKILL wins a tie with the worker's own grace
   celery.RunWorker(24, pod);
   CHECK(pod.tasks.size() == 1);
   celery.RunWorker(25, pod);  // SIGKILL: 15 s of its 30 s run are lost
   CHECK(pod.tasks.empty());
-  CHECK(celery.queue() == std::deque<int>{1, 0});
+  CHECK(celery.queue() == std::deque<int>{0});  // unacked, not in the list
+  CHECK(celery.lost() == 1);
   CHECK(tally.killed_tasks == 1);
+  CHECK(tally.requeued_tasks == 0);
   CHECK(tally.killed_gpu_s == Approx(15));
   CHECK(tally.busy_gpu_s == 0);
-  // Never started again by the horizon: its wait is counted once (from the first start), the
-  // other task waits up to the horizon.
-  celery.FinishAt(100, cluster);
-  CHECK(tally.unfinished == 1);
-  CHECK(tally.waits == std::vector<double>{9, 90});
+  celery.RestoreVisible(124, true);
+  CHECK(celery.queue() == std::deque<int>{0});
+  celery.RestoreVisible(125, false);  // no live consumer runs kombu's restore_visible sweep
+  CHECK(celery.queue() == std::deque<int>{0});
+  celery.RestoreVisible(126, true);  // restored with rpush: the head BRPOP takes next
+  CHECK(celery.queue() == std::deque<int>{1, 0});
+  CHECK(celery.lost() == 0);
+  // Never started again by the horizon: it waits from the kill (25) to the horizon on top of its
+  // first wait, and is unfinished like the task that never started.
+  celery.FinishAt(200, cluster);
+  CHECK(tally.unfinished == 2);
+  CHECK(tally.waits == std::vector<double>{9 + 175, 190});
+}
+
+TEST_CASE("A task past the worker's grace is requeued at once and counted apart from kills",
+          "[sim][celery]") {
+  const ClusterConfig c;
+  std::mt19937_64 rng(1);
+  RunTally tally;
+  ClusterModel cluster(c, rng, tally);
+  cluster.Prewarm(2);
+  CeleryModel celery(TwoTasks(), 1, tally);
+  for (int64_t t : {0, 1}) celery.Arrive(t);
+  Pod& first = cluster.pods()[0];
+  Pod& second = cluster.pods()[1];
+  second.terminating = true;  // only the first pod fetches
+  celery.Fetch(1, cluster);
+  REQUIRE(first.tasks == std::vector<int>{1});
+  first.terminating = true;
+  first.requeue_at = 16;  // warmpool-worker --grace-seconds ends before the SIGKILL
+  first.deadline = 46;
+  celery.RunWorker(15, first);
+  CHECK(first.tasks.size() == 1);
+  celery.RunWorker(16, first);
+  CHECK(first.tasks.empty());
+  CHECK(celery.queue() == std::deque<int>{1});  // back at the head at once
+  CHECK(celery.lost() == 0);
+  CHECK(tally.requeued_tasks == 1);
+  CHECK(tally.requeued_gpu_s == Approx(15));
+  CHECK(tally.killed_tasks == 0);
+  CHECK(tally.killed_gpu_s == 0);
+  second.terminating = false;
+  celery.Fetch(20, cluster);  // restarted 4 s after the requeue: its wait is 0 + 4
+  CHECK(second.tasks == std::vector<int>{1});
+  CHECK(tally.waits == std::vector<double>{4});
 }
 
 TEST_CASE("Completed tasks feed busy time and the measured durations", "[sim][celery]") {

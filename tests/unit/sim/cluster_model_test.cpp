@@ -105,6 +105,30 @@ TEST_CASE("ReplicaSet scale-down terminates the newest ready pod first", "[sim][
   CHECK(cluster.live_pods().size() == 2);  // busy: it stays until its task ends or the deadline
 }
 
+TEST_CASE("ReplicaSet scale-down takes doubled-up nodes first, then log-scale ready age",
+          "[sim][cluster]") {
+  // kubernetes pkg/controller/replicaset getPodsToDelete: more of the Deployment's pods on the
+  // same node ranks before a newer ready time; ready times in the same log2 bucket tie (UID).
+  ClusterConfig c = FixedCluster();
+  c.gpus_per_node = 2;
+  std::mt19937_64 rng(1);
+  RunTally tally;
+  ClusterModel cluster(c, rng, tally);
+  cluster.Prewarm(3);  // pods 0 and 1 on node 0, pod 2 alone on node 1
+  REQUIRE(cluster.pods()[2].node == 1);
+  cluster.pods()[2].ready_since = 900;  // the newest ready pod, but alone on its node
+  cluster.pods()[0].ready_since = 100;
+  cluster.pods()[1].ready_since = 50;
+  cluster.Reconcile(1000, 2, 30, 20);
+  CHECK_FALSE(cluster.pods()[2].terminating);
+  // Node 0's pods were ready 900 s and 950 s: the same log2 bucket of nanoseconds, so the UID
+  // decides, not the 50 s difference. Exactly one of them goes.
+  CHECK(cluster.pods()[0].terminating != cluster.pods()[1].terminating);
+  const Pod& victim = cluster.pods()[0].terminating ? cluster.pods()[0] : cluster.pods()[1];
+  CHECK(victim.deadline == 1030);
+  CHECK(victim.requeue_at == 1020);
+}
+
 TEST_CASE("Deployment counts replica changes and reversals", "[sim][cluster]") {
   Deployment d;
   RunTally tally;

@@ -92,6 +92,39 @@ TEST_CASE("KEDA scales N to zero after the cooldown, bypassing the HPA's window"
   CHECK(tally.reversals == 1);
 }
 
+TEST_CASE("KEDA scales to zero no earlier than initialCooldownPeriod when never active",
+          "[sim][keda]") {
+  // replicas 2 from the start (a pool that ran before the ScaledObject), trigger never active:
+  // no lastActiveTime, so KEDA waits initialCooldownPeriod 60 after creation (t = 0).
+  KedaConfig keda;
+  keda.polling_s = 10;
+  keda.cooldown_s = 30;
+  keda.initial_cooldown_s = 60;
+  const HpaConfig hpa;
+  KedaHpaModel model(keda, hpa, 0, 1);  // polls at t % 10 == 0; the HPA may go 2 -> 1, not 0
+  ScriptedTrigger never(0, 0);
+  Deployment d;
+  d.StartAt(2);
+  RunTally tally;
+  int64_t zero_at = -1;
+  for (int64_t t = 0; t < 200 && zero_at < 0; ++t) {
+    model.Step(t, never, d, tally);
+    if (d.replicas() == 0) zero_at = t;
+  }
+  CHECK(zero_at == 60);  // not at the t = 30 poll that cooldownPeriod alone would allow
+
+  // Once active, lastActiveTime and cooldownPeriod rule, even inside the initial cooldown.
+  KedaHpaModel active_model(keda, hpa, 0, 1);
+  ScriptedTrigger until5(5, 1);
+  Deployment d2;
+  zero_at = -1;
+  for (int64_t t = 0; t < 200 && zero_at < 0; ++t) {
+    active_model.Step(t, until5, d2, tally);
+    if (t > 5 && d2.replicas() == 0) zero_at = t;
+  }
+  CHECK(zero_at == 30);  // active at the t = 0 poll: 0 + cooldown 30, before the initial 60
+}
+
 TEST_CASE("KEDA without push wakes only on a poll", "[sim][keda]") {
   KedaConfig keda;  // polling 30, no push
   const HpaConfig hpa;
