@@ -32,7 +32,9 @@ policy::Decision PolicyStep(const policy::ScalerMetadata& meta, const policy::Ob
 ProbeSnapshot WarmpoolTrigger::Probe() {
   ProbeSnapshot s;
   s.pending = static_cast<int64_t>(celery_.queue().size());
-  s.in_flight = cluster_.Running();
+  // A SIGKILLed task's entry stays in kombu's `unacked` until the visibility timeout, and the
+  // scaler counts every unacked entry of the queue as in flight.
+  s.in_flight = cluster_.Running() + celery_.lost();
   for (int id : cluster_.live_pods()) {
     for (int task_id : cluster_.pods()[id].tasks) {
       const int64_t start = celery_.tasks()[task_id].start;
