@@ -97,6 +97,10 @@ std::vector<PolicySpec> DefaultPolicies(const std::map<std::string, std::string>
   oracle.keda = wp.keda;  // used by its "+hpa" strategies: the same KEDA + HPA as warmpool
   oracle.hpa = wp.hpa;
   oracle.grace_s = wp.grace_s;
+  PolicySpec blind = oracle;  // before `oracle`, which stays last
+  blind.name = "oracle-durations";
+  blind.oracle_lead_s = 0;  // knows durations on arrival, no future arrivals (sim/oracle.h)
+  out.push_back(blind);
   out.push_back(oracle);
   return out;
 }
