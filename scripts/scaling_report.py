@@ -1,16 +1,19 @@
 #!/usr/bin/python3
-"""Regenerates docs/SCALING.md and docs/img/scaling-W*.png from warmpool-sim runs.
+"""Regenerates docs/SCALING.md, docs/img/scaling-W*.png and docs/img/pareto-W*.png from
+warmpool-sim runs.
 
-Runs every workload W1..W5 over the seeds (warmpool and every baseline in the same run), plus
-the cluster and ScaledObject what-ifs, in parallel; then fills scripts/templates/SCALING.md.in
-with the figures and draws the plots (Debian python3-matplotlib). The prose lives in the
-template; this file only runs the simulator and computes the numbers.
+Runs every workload of WORKLOADS over the seeds (warmpool and every baseline in the same run),
+the KEDA grid (`--grid keda`), and the cluster and ScaledObject what-ifs, in parallel; then fills
+scripts/templates/SCALING.md.in with the figures and draws the plots (Debian python3-matplotlib).
+The prose lives in the template; this file only runs the simulator and computes the numbers
+(the Pareto front and cost at equal SLO: scaling_pareto.py).
 
 Usage: scripts/scaling_report.py --sim build-report/sim/warmpool-sim [--jobs 2]
        [--seeds "1 2 3 4 5"] [--out-dir DIR] [--commit SHA]
 (scripts/scaling-report.sh builds warmpool-sim and calls this.)
 """
 import argparse
+import collections
 import concurrent.futures
 import json
 import os
@@ -20,14 +23,28 @@ import string
 import subprocess
 import sys
 import tempfile
+import time
+
+import scaling_pareto as pareto
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 TEMPLATE = os.path.join(ROOT, "scripts", "templates", "SCALING.md.in")
-WORKLOADS = ["W1", "W2", "W3", "W4", "W5"]
+# Every workload of the report, one line each: warmpool-sim's --workload, whether the
+# cost-at-equal-SLO target is the bursty (<= 0.7) or the steady one (<= 0.95), and the hours its
+# timeline plot shows.
+Workload = collections.namedtuple("Workload", "kind plot_hours")
+WORKLOADS = {
+    "W1": Workload("bursty", 3),
+    "W2": Workload("bursty", 48),
+    "W3": Workload("steady", 168),
+    "W4": Workload("bursty", 8),
+    "W5": Workload("steady", 24),
+}
+COST_TARGET = {"bursty": 0.7, "steady": 0.95}
+ORACLE_DURATIONS_TARGET = 1.5
 POLICIES = ["warmpool", "keda-redis-cd300", "keda-redis-cd60", "keepalive-600",
-            "warmpool-prewarm-off", "always-on-1", "always-on-peak", "oracle"]
-WINDOW_H = {"W1": 3, "W2": 48, "W3": 168, "W4": 8, "W5": 24}  # plotted hours
-ORACLE_TARGET = {"W1": 1.25, "W3": 1.25, "W4": 1.25, "W2": 1.6}
+            "warmpool-prewarm-off", "always-on-1", "always-on-peak", "oracle-durations", "oracle"]
+GRID = ["--grid", "keda", "--policies", "keda-ll*"]  # the KEDA grid alone (sim/keda_grid.h)
 DRAINS_W1 = (105, 110)
 DRAINS = (120, 80, 60)
 FAST_WORKLOADS = ("W2", "W4")
@@ -49,6 +66,8 @@ def job_list(seeds):
             # What-if: the cluster autoscaler removes empty nodes after 1 min instead of 10 (AKS
             # autoscaler profile scale-down-unneeded-time=1m, scale-down-delay-after-add=1m).
             jobs.append(("ca1m", w, s, CA_1MIN))
+            # The KEDA baselines as SREs configure them, to judge warmpool at equal service.
+            jobs.append(("grid", w, s, GRID))
     for s in seeds:
         # What-if: the batch's duration is known up front, so drainSeconds sizes the first burst;
         # and with tighter drains for W1's latency target.
@@ -76,7 +95,7 @@ def run_all(sim, out_dir, seeds, parallel):
     jobs = job_list(seeds)
     # Longest runs (W3, then W5) first so the parallel runs finish together.
     order = {"W3": 0, "W5": 1, "W2": 2, "W4": 3, "W1": 4}
-    jobs.sort(key=lambda j: order[j[1]])
+    jobs.sort(key=lambda j: (order.get(j[1], 2), j[0] != "grid"))
 
     def run(job):
         kind, w, s, extra = job
@@ -167,16 +186,6 @@ def times(values):
     return mmm(values, "{:.2f}") + "×"
 
 
-def target_cells(w, pols):
-    """The saving, p95 and oracle-ratio cells of the targets table."""
-    sv, dp, rt = saving(pols), p95_delta(pols), ratio(pols)
-    rt_text = times(rt)
-    if w in ORACLE_TARGET:
-        rt_text += f" (≤ {ORACLE_TARGET[w]}: {verdict(max(rt) <= ORACLE_TARGET[w])})"
-    return (f"{pct(sv)} % ({verdict(min(sv) >= 0.4)}) | {secs(dp)} s ({verdict(max(dp) <= 60)}) "
-            f"| {rt_text}")
-
-
 def policy_rows(pols):
     """The per-workload results table: one row per policy."""
     rows = []
@@ -187,7 +196,7 @@ def policy_rows(pols):
         boot = [p["bootGpuHours"] / p["billedGpuHours"] * 100 for p in ps if p["billedGpuHours"]]
         idle = [p["idleGpuHours"] / p["billedGpuHours"] * 100 for p in ps if p["billedGpuHours"]]
         label = name
-        if name == "oracle":
+        if name.startswith("oracle"):
             label += " (" + ", ".join(sorted({p.get("variant", "") for p in ps})) + ")"
         cells = [label, mmm([p["billedGpuHours"] for p in ps]),
                  mmm([p["billedDollars"] for p in ps], "{:.0f}"),
@@ -246,32 +255,6 @@ def w4_learning(runs):
             "w4_wp_gpuh": f"{wp['billedGpuHours']:.0f}", "w4_later_ratio": f"{later:.2f}"}
 
 
-def targets(base, w2drain, w4drain):
-    v = {}
-    for w in WORKLOADS:
-        v[f"{w}_targets"] = target_cells(w, base[w])
-    kills = field(base["W5"], "warmpool", "killedTasks")
-    v["W5_kills"] = mmm(kills, "{:.0f}")
-    v["W5_kills_verdict"] = verdict(max(kills) == 0)
-    v["W5_keda_kills"] = mmm(field(base["W5"], "keda-redis-cd300", "killedTasks"), "{:.0f}")
-    rev = field(base["W3"], "warmpool", "reversalsPerHour")
-    v["W3_rev"] = mmm(rev, "{:.2f}")
-    v["W3_rev_verdict"] = verdict(max(rev) <= 2)
-    v["W4_cold"] = mmm(field(base["W4"], "warmpool", "coldStarts"), "{:.0f}")
-    t = w2drain[80]
-    v["w2d80_saving"] = pct(saving(t))
-    v["w2d80_p95"] = secs(p95_delta(t))
-    v["w2d80_verdict"] = verdict(min(saving(t)) >= 0.4 and max(p95_delta(t)) <= 60)
-    v["w4d80_saving"] = pct(saving(w4drain[80]))
-    v["w4d80_ratio"] = mmm(ratio(w4drain[80]), "{:.2f}")
-    all_w = sum(med(field(base[w], "warmpool", "billedGpuHours")) for w in WORKLOADS)
-    all_k = sum(med(field(base[w], "keda-redis-cd300", "billedGpuHours")) for w in WORKLOADS)
-    v["sum_warmpool"] = f"{all_w:,.0f}"
-    v["sum_keda"] = f"{all_k:,.0f}"
-    v["sum_saving"] = f"{100 * (1 - all_w / all_k):+.0f}"
-    return v
-
-
 def what_ifs(runs, base):
     v = {}
     v["w1_row_base"] = w1_cells(base["W1"])
@@ -294,8 +277,125 @@ def what_ifs(runs, base):
     beaten = [w for w in FAST_WORKLOADS if min(ratio(fast[w])) < 1]
     if beaten:
         v["fast_beaten"] = ", ".join(beaten)
-    v.update(targets(base, w2drain, w4drain))
     return v
+
+
+RESULTS_HEADER = ("| policy | GPU-h | $ | boot | idle | wait p50 | wait p95 | wait p99 | cold "
+                  "| killed | reversals/h |\n|---|---|---|---|---|---|---|---|---|---|---|")
+
+
+def results_sections(base):
+    """One "### W" section per workload: its timeline plot and its per-policy table."""
+    out = []
+    for w in WORKLOADS:
+        out.append(f"### {w}\n\n![{w}](img/scaling-{w}.png)\n\n{RESULTS_HEADER}\n"
+                   f"{policy_rows(base[w])}\n")
+    return "\n".join(out)
+
+
+# ---- judged at equal service (issue 21) ----------------------------------------------------------
+def equal_service(base, grid):
+    """Per workload: warmpool's, the oracles' and every grid configuration's Point, the front,
+    cost at equal SLO and the grid configurations that dominate warmpool."""
+    out = {}
+    for w in WORKLOADS:
+        pols = pareto.summarize(base[w])
+        points = list(pareto.summarize(grid[w], pareto.grid_key).values())
+        if "warmpool" not in pols or not points:
+            continue
+        wp = pols["warmpool"]
+        ratio, best = pareto.cost_at_equal_slo(wp, points)
+        out[w] = {"warmpool": wp, "oracle": pols.get("oracle"),
+                  "oracle-durations": pols.get("oracle-durations"), "points": points,
+                  "front": pareto.pareto_front(points), "ratio": ratio, "best": best,
+                  "dominating": pareto.dominating(wp, points)}
+    return out
+
+
+def point_cells(p):
+    return f"{p.gpuh:.1f} | {p.p95:.0f} | {p.killed}" if p else "- | - | -"
+
+
+def cost_text(e):
+    if e["ratio"] is None:
+        text = "no grid config reaches warmpool's p95"
+        if e["front"]:  # the fastest that kills nothing: the end of the front
+            fast = e["front"][-1]
+            text += (f" (the fastest that kills nothing, `{fast.name}`: p95 {fast.p95:.0f} s for "
+                     f"{fast.gpuh / e['warmpool'].gpuh:.2f}× warmpool's GPU-h)")
+        return text
+    return f"{e['ratio']:.2f} (`{e['best'].name}`)"
+
+
+def front_text(front):
+    """The front as `a` = `b` GPU-h / p95, configurations with the same medians on one entry."""
+    groups = []
+    for p in front:
+        if groups and (groups[-1][0].gpuh, groups[-1][0].p95) == (p.gpuh, p.p95):
+            groups[-1].append(p)
+        else:
+            groups.append([p])
+    return ", ".join(" = ".join(f"`{p.name}`" for p in g) + f" {g[0].gpuh:.1f} GPU-h / "
+                     f"{g[0].p95:.0f} s" for g in groups) or "empty"
+
+
+def dominating_text(e, limit=5):
+    names = [f"`{p.name}`" for p in e["dominating"]]
+    if not names:
+        return "none"
+    more = f" and {len(names) - limit} more" if len(names) > limit else ""
+    return ", ".join(names[:limit]) + more
+
+
+def oracle_ratio(e):
+    od = e["oracle-durations"]
+    return e["warmpool"].gpuh / od.gpuh if od and od.gpuh else None
+
+
+def equal_service_sections(es):
+    """One section per workload: the Pareto plot, warmpool against the cheapest grid configuration
+    at its p95 and both oracles, what dominates it, and the front itself."""
+    out = []
+    for w, e in es.items():
+        rows = [f"| warmpool (default) | {point_cells(e['warmpool'])} |"]
+        best = e["best"]
+        label = f"cheapest grid config with p95 ≤ warmpool's: `{best.name}`" if best else \
+            "cheapest grid config with p95 ≤ warmpool's: none"
+        rows.append(f"| {label} | {point_cells(best)} |")
+        rows.append(f"| oracle-durations (knows durations, not arrivals) "
+                    f"| {point_cells(e['oracle-durations'])} |")
+        rows.append(f"| oracle (knows arrivals and durations) | {point_cells(e['oracle'])} |")
+        ratio = oracle_ratio(e)
+        out.append(
+            f"### {w} at equal service\n\n![Pareto front, {w}](img/pareto-{w}.png)\n\n"
+            "| | GPU-h | wait p95 (s) | killed (most on a seed) |\n|---|---|---|---|\n"
+            + "\n".join(rows) + "\n\n"
+            f"**Cost at equal SLO** (warmpool GPU-h / that config's): {cost_text(e)}. "
+            f"Grid configs that dominate warmpool: {dominating_text(e)}. "
+            f"warmpool / oracle-durations GPU-h: "
+            f"{'-' if ratio is None else f'{ratio:.2f}'}. "
+            f"{len(e['points'])} grid configs, {sum(p.killed == 0 for p in e['points'])} "
+            f"kill nothing; the front (GPU-h / p95): {front_text(e['front'])}.\n")
+    return "\n".join(out)
+
+
+def equal_service_targets(es, base):
+    """The Targets (issue 21) table: one row per workload."""
+    rows = []
+    for w, e in es.items():
+        kind = WORKLOADS[w].kind
+        target = COST_TARGET[kind]
+        cost = (cost_text(e) if e["ratio"] is None else
+                f"{e['ratio']:.2f} ({verdict(e['ratio'] <= target)})")
+        ratio = oracle_ratio(e)
+        orc = "-" if ratio is None else f"{ratio:.2f}× ({verdict(ratio <= ORACLE_DURATIONS_TARGET)})"
+        dom = dominating_text(e, 3)
+        kills = field(base[w], "warmpool", "killedTasks")
+        rev = field(base[w], "warmpool", "reversalsPerHour")
+        rows.append(f"| {w} | {kind} (≤ {target}) | {cost} | {dom} ({verdict(not e['dominating'])}) "
+                    f"| {orc} | {mmm(kills, '{:.0f}')} ({verdict(max(kills) == 0)}) "
+                    f"| {mmm(rev, '{:.2f}')} ({verdict(max(rev) <= 2)}) |")
+    return "\n".join(rows)
 
 
 def cluster_values(cluster):
@@ -311,16 +411,17 @@ def cluster_values(cluster):
             "ca_gpu_buffer": f"{cluster['caGpuBufferSeconds']}"}
 
 
-def figures(runs, commit):
-    """Every value the template names."""
+def figures(runs, commit, es):
+    """Every value the template names (es: equal_service of the same runs)."""
     base = {w: runs.by_policy("base", w) for w in WORKLOADS}
     ca1m = {w: runs.by_policy("ca1m", w) for w in WORKLOADS}
     v = {"commit": commit, "seeds_list": ", ".join(runs.seeds), "n_seeds": str(len(runs.seeds)),
          "ca_rows": ca_rows(base, ca1m),
          "w4_keda_p50": f"{med(field(base['W4'], 'keda-redis-cd300', 'waitP50')):.0f}",
          "w4_wp_p50": f"{med(field(base['W4'], 'warmpool', 'waitP50')):.0f}"}
-    for w in WORKLOADS:
-        v[f"{w}_rows"] = policy_rows(base[w])
+    v["results_sections"] = results_sections(base)
+    v["equal_service_sections"] = equal_service_sections(es)
+    v["equal_service_targets"] = equal_service_targets(es, base)
     v.update(cluster_values(runs.load("base", "W1")[0]["cluster"]))
     v.update(what_ifs(runs, base))
     v.update(w4_learning(runs))
@@ -344,7 +445,7 @@ def plot(runs, img_dir):
             p = pols.get(name)
             if not p or "timeline" not in p:
                 continue
-            rows = [r for r in p["timeline"] if r[0] <= WINDOW_H[w] * 3600]
+            rows = [r for r in p["timeline"] if r[0] <= WORKLOADS[w].plot_hours * 3600]
             t = [r[0] / 3600 for r in rows]
             style = "--" if name == "oracle" else "-"
             axes[0].plot(t, [r[1] for r in rows], style, color=colour, label=name, lw=1)
@@ -362,6 +463,48 @@ def plot(runs, img_dir):
             ax.grid(alpha=0.3)
         fig.tight_layout()
         fig.savefig(os.path.join(img_dir, f"scaling-{w}.png"), dpi=90)
+        plt.close(fig)
+
+
+def plot_pareto(es, img_dir):
+    """docs/img/pareto-W.png: every grid configuration (median GPU-h against median p95 over the
+    seeds), the front of those that kill nothing, warmpool's default and both oracles."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    for w, e in es.items():
+        fig, ax = plt.subplots(figsize=(9, 6))
+        for cron, marker in ((False, "o"), (True, "s")):
+            for killing, alpha in ((False, 0.8), (True, 0.35)):
+                pts = [p for p in e["points"]
+                       if ("-cron" in p.name) == cron and (p.killed > 0) == killing]
+                if not pts:
+                    continue
+                label = ("KEDA grid" + (", cron floor" if cron else "")
+                         + (", kills tasks" if killing else ""))
+                ax.scatter([p.gpuh for p in pts], [p.p95 for p in pts], marker=marker, s=18,
+                           facecolors="none" if killing else "tab:red", edgecolors="tab:red",
+                           alpha=alpha, label=label)
+        front = e["front"]
+        ax.step([p.gpuh for p in front], [p.p95 for p in front], "-", where="post",
+                color="tab:red", lw=1, label="Pareto front (kills nothing)")
+        for key, colour, marker in (("warmpool", "tab:green", "*"),
+                                    ("oracle-durations", "tab:blue", "D"),
+                                    ("oracle", "tab:gray", "D")):
+            p = e.get(key)
+            if p:
+                ax.scatter([p.gpuh], [p.p95], marker=marker, s=140 if marker == "*" else 50,
+                           color=colour, zorder=5, label=f"{key} ({p.gpuh:.0f} GPU-h)")
+        ax.set_xscale("log")
+        ax.set_xlabel("billed GPU-h (median over seeds, log scale)")
+        ax.set_ylabel("p95 wait, s (median over seeds)")
+        ax.set_title(f"{w}: warmpool vs KEDA redis-scaler grid at equal service")
+        ax.grid(alpha=0.3, which="both")
+        ax.legend(loc="upper right", fontsize=8)
+        fig.tight_layout()
+        fig.savefig(os.path.join(img_dir, f"pareto-{w}.png"), dpi=90)
         plt.close(fig)
 
 
@@ -401,16 +544,22 @@ def main():
                              capture_output=True, text=True)
         commit = git.stdout.strip() if git.returncode == 0 else "unknown"
     print(f"warmpool-sim: {args.sim}; raw results in {out_dir}", file=sys.stderr)
+    started = time.monotonic()
     if not args.no_run:
         run_all(args.sim, out_dir, seeds, args.jobs)
+        print(f"simulated in {time.monotonic() - started:.0f} s ({args.jobs} jobs)",
+              file=sys.stderr)
     runs = Runs(out_dir, seeds)
+    base = {w: runs.by_policy("base", w) for w in WORKLOADS}
+    es = equal_service(base, {w: runs.by_policy("grid", w) for w in WORKLOADS})
     plot(runs, os.path.join(args.docs, "img"))
+    plot_pareto(es, os.path.join(args.docs, "img"))
     with open(TEMPLATE) as f:
-        text = render(f.read(), figures(runs, commit))
+        text = render(f.read(), figures(runs, commit, es))
     out = os.path.join(args.docs, "SCALING.md")
     with open(out, "w") as f:
         f.write(text)
-    print(f"wrote {out} and docs/img/scaling-W*.png", file=sys.stderr)
+    print(f"wrote {out}, docs/img/scaling-W*.png and pareto-W*.png", file=sys.stderr)
 
 
 if __name__ == "__main__":

@@ -1,5 +1,6 @@
 // warmpool-sim: replays a workload through warmpool's policy and the baselines on a simulated
 // KEDA + HPA + cluster-autoscaler GPU cluster. See docs/SCALING.md.
+#include <algorithm>
 #include <cstdio>
 #include <fstream>
 #include <iostream>
@@ -8,6 +9,7 @@
 #include <CLI/CLI.hpp>
 
 #include "common/cli.h"
+#include "sim/keda_grid.h"
 #include "sim/recorder.h"
 #include "sim/sim_report.h"
 #include "sim/simulator.h"
@@ -80,6 +82,16 @@ Status ImportTrace(const std::string& format, const std::string& in, const std::
   return Status::Ok();
 }
 
+// --policies: exact names, or a prefix ending in '*' (`keda-ll*` = the whole KEDA grid).
+bool Selected(const std::vector<std::string>& only, const std::string& name) {
+  if (only.empty()) return true;
+  return std::any_of(only.begin(), only.end(), [&](const std::string& o) {
+    if (!o.empty() && o.back() == '*')
+      return name.compare(0, o.size() - 1, o, 0, o.size() - 1) == 0;
+    return o == name;
+  });
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -99,7 +111,11 @@ int main(int argc, char** argv) {
   run->add_option("--seed", seed, "seed for workload generators and the cluster");
   run->add_option("--format", format, "json or table")->check(CLI::IsMember({"json", "table"}));
   run->add_option("--timeline", timeline, "record a timeline sample every N seconds (json)");
-  run->add_option("--policies", only, "only these policies (comma-separated)")->delimiter(',');
+  run->add_option("--policies", only, "only these policies (comma-separated; name* = prefix)")
+      ->delimiter(',');
+  std::string grid;
+  run->add_option("--grid", grid, "also run a grid of baselines: keda (sim/keda_grid.h)")
+      ->check(CLI::IsMember({"keda"}));
 
   CLI::App* gen = app.add_subcommand("generate", "print a generated workload as CSV");
   gen->add_option("--workload", workload_spec, "W1..W5")->required();
@@ -174,8 +190,12 @@ int main(int argc, char** argv) {
     if (!SplitKeyValue(kv, &k, &v)) return Fail("--cluster \"" + kv + "\": want key=value");
     if (Status s = sim::ApplyClusterOption(k, v, &cluster); !s.ok()) return Fail(s.ToString());
   }
+  std::vector<sim::PolicySpec> policies = sim::DefaultPolicies(meta, w, cluster);
+  if (grid == "keda") {
+    for (auto& p : sim::KedaGrid(w, cluster)) policies.push_back(std::move(p));
+  }
   std::vector<sim::SimResult> results;
-  for (auto p : sim::DefaultPolicies(meta, w, cluster)) {
+  for (auto p : policies) {
     if (p.kind == sim::PolicyKind::kWarmpool) {
       for (const auto& kv : scaledobject) {
         std::string k, v;
@@ -184,7 +204,7 @@ int main(int argc, char** argv) {
         if (Status s = sim::ApplyScaledObjectOption(k, v, &p); !s.ok()) return Fail(s.ToString());
       }
     }
-    if (!only.empty() && std::find(only.begin(), only.end(), p.name) == only.end()) continue;
+    if (!Selected(only, p.name)) continue;
     sim::SimResult r;
     if (Status s = sim::Simulate(w, p, cluster, seed, timeline, &r); !s.ok()) {
       return Fail(s.ToString());

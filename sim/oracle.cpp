@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <deque>
+#include <string_view>
 
 namespace warmpool::sim {
 
@@ -142,9 +143,12 @@ std::vector<OracleStrategy> OracleStrategies(const PolicySpec& oracle,
                                  {pod_start, 0, "react"},
                                  {pod_start, 300, "react+hold"},
                                  {0, -1, "now+hpa"}};
+  // Arrival-blind (lead 0): only "now+hpa", which needs no look-ahead at arrivals.
+  const bool blind = oracle.oracle_lead_s == 0;
   std::vector<OracleStrategy> out;
   for (const bool lean : {false, true}) {
     for (const auto& st : strategies) {
+      if (blind && std::string_view(st.name) != "now+hpa") continue;
       OracleStrategy s{oracle, std::string(lean ? "lean " : "") + st.name};
       s.spec.oracle_lead_s = st.lead;
       s.spec.oracle_hold_s = std::max<int64_t>(0, st.hold);

@@ -42,6 +42,11 @@ class Oracle {
   std::vector<int64_t> need_;  // need_[t] = max ideal concurrency over [t, t + lead]
 };
 
+// The two oracles, both kOracle: `oracle` (oracle_lead_s -1) knows every arrival and duration of
+// the run in advance; `oracle-durations` (oracle_lead_s 0) knows each task's duration once it
+// arrives but no future arrival: it sizes exactly for the work queued and running, never starts
+// a replica before the work is there, and goes through the same KEDA + HPA as warmpool.
+
 // One of the oracle's clairvoyant strategies: the policy to run and its variant name.
 struct OracleStrategy {
   PolicySpec spec;
@@ -53,6 +58,7 @@ struct OracleStrategy {
 // the Deployment directly, holding what it needed in the last 5 minutes ("+hold"), or feeding its
 // count through the same KEDA + HPA as warmpool ("+hpa"); "now+hpa" looks no further ahead than
 // the exact work in the system. Each with the drain sizing and with the lean one ("lean ...").
+// For the arrival-blind oracle (oracle_lead_s 0) only the two "now+hpa" strategies.
 std::vector<OracleStrategy> OracleStrategies(const PolicySpec& oracle,
                                              const ClusterConfig& cluster);
 

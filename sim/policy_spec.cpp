@@ -113,6 +113,10 @@ std::vector<PolicySpec> DefaultPolicies(const std::map<std::string, std::string>
   oracle.grace_s = wp.grace_s;  // the same worker Deployment
   oracle.worker_grace_s = wp.worker_grace_s;
   oracle.visibility_timeout_s = wp.visibility_timeout_s;
+  PolicySpec blind = oracle;  // before `oracle`, which stays last
+  blind.name = "oracle-durations";
+  blind.oracle_lead_s = 0;  // knows durations on arrival, no future arrivals (sim/oracle.h)
+  out.push_back(blind);
   out.push_back(oracle);
   return out;
 }

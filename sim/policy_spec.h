@@ -30,6 +30,7 @@ struct PolicySpec {
   int64_t visibility_timeout_s = -1;   // worker --visibility-timeout; -1: the cluster's
   int64_t list_length = 5;             // kKedaRedis: listLength
   int64_t activation_list_length = 0;  // kKedaRedis: activationListLength
+  int64_t cron_replicas = 0;           // kKedaRedis: + office-hours cron trigger of N; 0 = none
   int64_t replicas = 0;                // kAlwaysOn: N
   bool measure_durations = true;       // kWarmpool: the scaler reports measured task durations
   int64_t keda_phase_s = -1;    // KEDA polls when (t + phase) % pollingInterval == 0; -1 = random
@@ -46,8 +47,8 @@ struct PolicySpec {
 // The policies `warmpool-sim run` compares, built from the warmpool metadata overrides:
 // warmpool (as its manifests recommend), keda-redis-cd300, keda-redis-cd60, keepalive-600,
 // warmpool-prewarm-off (the same without the learned pre-warm),
-// always-on-1, always-on-peak (peak = the workload's ideal concurrency, capped at maxReplicas) and
-// oracle.
+// always-on-1, always-on-peak (peak = the workload's ideal concurrency, capped at maxReplicas),
+// oracle-durations and oracle (sim/oracle.h).
 std::vector<PolicySpec> DefaultPolicies(const std::map<std::string, std::string>& meta,
                                         const Workload& workload, const ClusterConfig& cluster);
 

@@ -8,6 +8,7 @@
 #include "policy/scaler_metadata.h"
 #include "sim/celery_model.h"
 #include "sim/cluster_model.h"
+#include "sim/cron_trigger.h"
 #include "sim/keda_hpa_model.h"
 #include "sim/oracle.h"
 #include "sim/triggers.h"
@@ -61,6 +62,7 @@ class Simulation {
         break;
       case PolicyKind::kKedaRedis:
         trigger_ = std::make_unique<RedisListTrigger>(policy_, celery_);
+        if (policy_.cron_replicas > 0) trigger_ = WithCronFloor(std::move(trigger_));
         break;
       case PolicyKind::kOracle:
         oracle_.emplace(policy_, cluster_config_, meta_, celery_.tasks(), horizon_);
@@ -73,6 +75,16 @@ class Simulation {
     }
     keda_hpa_.emplace(policy_.keda, policy_.hpa, keda_phase_, hpa_phase_);
     return Status::Ok();
+  }
+
+  // The redis trigger and an office-hours cron trigger of cron_replicas on one ScaledObject.
+  std::unique_ptr<Trigger> WithCronFloor(std::unique_ptr<Trigger> redis) const {
+    CronWindow office_hours;
+    office_hours.desired_replicas = policy_.cron_replicas;
+    std::vector<std::unique_ptr<Trigger>> triggers;
+    triggers.push_back(std::move(redis));
+    triggers.push_back(std::make_unique<CronTrigger>(office_hours));
+    return std::make_unique<AnyOfTriggers>(std::move(triggers));
   }
 
   // One simulated second.

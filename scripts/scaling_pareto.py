@@ -1,0 +1,70 @@
+"""Judging a policy at equal service: the Pareto front of GPU-hours against p95 wait, and the
+cheapest baseline configuration that is no worse. Pure functions, used by scaling_report.py and
+tested by tests/unit/sim/scaling_pareto_test.py.
+
+A point is one configuration summarised over the seeds: the median GPU-h, the median p95 wait and
+the most tasks it killed on any seed (so "kills nothing" means on no seed).
+"""
+import collections
+import re
+import statistics
+
+Point = collections.namedtuple("Point", "name gpuh p95 killed")
+
+
+def grid_key(name):
+    """The configuration a grid policy name stands for on every seed: the long grace and the cron
+    floor follow each seed's own workload (its longest task, its office-hours load), so
+    `keda-ll5-cd60-pi30-g660-cron58` is `keda-ll5-cd60-pi30-glongest-cron`; other names stay."""
+    name = re.sub(r"-g(\d+)(?=-|$)", lambda m: m.group(0) if m.group(1) == "30" else "-glongest",
+                  name)
+    return re.sub(r"-cron\d+$", "-cron", name)
+
+
+def summarize(by_policy, key=lambda name: name):
+    """{policy: [result per seed]} (warmpool-sim's JSON fields) -> {key(policy): Point}, the runs
+    of the policies with the same key pooled."""
+    pooled = collections.defaultdict(list)
+    for name, runs in by_policy.items():
+        pooled[key(name)].extend(runs)
+    out = {}
+    for name, runs in pooled.items():
+        if not runs:
+            continue
+        out[name] = Point(name, statistics.median(r["billedGpuHours"] for r in runs),
+                          statistics.median(r["waitP95"] for r in runs),
+                          max(r["killedTasks"] for r in runs))
+    return out
+
+
+def dominates(a, b):
+    """a is no worse than b on GPU-h, p95 and kills, and better on at least one."""
+    no_worse = a.gpuh <= b.gpuh and a.p95 <= b.p95 and a.killed <= b.killed
+    return no_worse and (a.gpuh < b.gpuh or a.p95 < b.p95 or a.killed < b.killed)
+
+
+def pareto_front(points):
+    """The points that kill nothing and that no other such point dominates, by GPU-h."""
+    clean = [p for p in points if p.killed == 0]
+    front = [p for p in clean if not any(dominates(q, p) for q in clean)]
+    return sorted(front, key=lambda p: (p.gpuh, p.p95, p.name))
+
+
+def cheapest_at_slo(points, p95):
+    """The cheapest point that kills nothing with a p95 wait no worse than p95, or None."""
+    ok = [p for p in points if p.killed == 0 and p.p95 <= p95]
+    return min(ok, key=lambda p: (p.gpuh, p.p95, p.name)) if ok else None
+
+
+def cost_at_equal_slo(policy, points):
+    """(policy GPU-h / the cheapest no-worse point's GPU-h, that point), or (None, None)."""
+    best = cheapest_at_slo(points, policy.p95)
+    if best is None:
+        return None, None
+    return policy.gpuh / best.gpuh, best
+
+
+def dominating(policy, points):
+    """The points that dominate policy (no more GPU-h, no worse p95, no more kills, better on
+    one), cheapest first."""
+    return sorted((p for p in points if dominates(p, policy)), key=lambda p: (p.gpuh, p.p95))

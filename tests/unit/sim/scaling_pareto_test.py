@@ -1,0 +1,79 @@
+#!/usr/bin/python3
+"""Hand-computed checks of scripts/scaling_pareto.py (the report's Pareto front and cost at equal
+SLO). Run: /usr/bin/python3 tests/unit/sim/scaling_pareto_test.py (ctest: sim_scaling_pareto).
+"""
+import os
+import sys
+import unittest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+sys.path.insert(0, os.path.join(ROOT, "scripts"))
+import scaling_pareto as sp  # noqa: E402
+
+P = sp.Point
+
+
+def run(gpuh, p95, killed=0):
+    return {"billedGpuHours": gpuh, "waitP95": p95, "killedTasks": killed}
+
+
+class Summarize(unittest.TestCase):
+    def test_median_gpuh_and_p95_most_kills(self):
+        pts = sp.summarize({"a": [run(10, 100), run(30, 300, 2), run(20, 50)], "none": []})
+        self.assertEqual(pts, {"a": P("a", 20, 100, 2)})
+
+    def test_grid_names_pool_across_seeds(self):
+        self.assertEqual(sp.grid_key("keda-ll5-cd60-pi30-g660-cron58"),
+                         "keda-ll5-cd60-pi30-glongest-cron")
+        self.assertEqual(sp.grid_key("keda-ll5-cd300-pi30-g30"), "keda-ll5-cd300-pi30-g30")
+        self.assertEqual(sp.grid_key("keda-ll1-cd60-pi10-g300"), "keda-ll1-cd60-pi10-glongest")
+        self.assertEqual(sp.grid_key("oracle"), "oracle")
+        pts = sp.summarize({"keda-ll1-cd60-pi10-g540": [run(10, 100)],
+                            "keda-ll1-cd60-pi10-g660": [run(20, 300)]}, sp.grid_key)
+        self.assertEqual(pts, {"keda-ll1-cd60-pi10-glongest":
+                               P("keda-ll1-cd60-pi10-glongest", 15, 200, 0)})
+
+
+class Front(unittest.TestCase):
+    POINTS = [P("cheap-slow", 10, 500, 0), P("mid", 20, 200, 0), P("dominated", 25, 250, 0),
+              P("fast", 40, 50, 0), P("killer", 5, 10, 3), P("tie", 20, 200, 0)]
+
+    def test_front_drops_dominated_and_killing_points(self):
+        front = [p.name for p in sp.pareto_front(self.POINTS)]
+        # Equal points do not dominate each other: both stay.
+        self.assertEqual(front, ["cheap-slow", "mid", "tie", "fast"])
+
+    def test_dominates_needs_one_strict_improvement(self):
+        self.assertTrue(sp.dominates(P("a", 10, 100, 0), P("b", 10, 101, 0)))
+        self.assertTrue(sp.dominates(P("a", 10, 100, 0), P("b", 10, 100, 1)))
+        self.assertFalse(sp.dominates(P("a", 10, 100, 0), P("b", 10, 100, 0)))
+        self.assertFalse(sp.dominates(P("a", 9, 101, 0), P("b", 10, 100, 0)))
+        self.assertFalse(sp.dominates(P("a", 9, 90, 1), P("b", 10, 100, 0)))
+
+
+class CostAtEqualSlo(unittest.TestCase):
+    POINTS = Front.POINTS
+
+    def test_cheapest_no_worse_and_killing_nothing(self):
+        # The killer (5 GPU-h, p95 10) is cheaper and faster but kills: not eligible.
+        ratio, best = sp.cost_at_equal_slo(P("warmpool", 15, 200, 0), self.POINTS)
+        self.assertEqual(best.name, "mid")
+        self.assertAlmostEqual(ratio, 0.75)
+        self.assertEqual(sp.cheapest_at_slo(self.POINTS, 500).name, "cheap-slow")
+        self.assertEqual(sp.cheapest_at_slo(self.POINTS, 499).name, "mid")  # p95 <= is inclusive
+
+    def test_none_reaches_the_slo(self):
+        self.assertEqual(sp.cost_at_equal_slo(P("warmpool", 15, 40, 0), self.POINTS), (None, None))
+
+    def test_dominating_configurations(self):
+        wp = P("warmpool", 30, 300, 0)
+        self.assertEqual([p.name for p in sp.dominating(wp, self.POINTS)],
+                         ["mid", "tie", "dominated"])
+        self.assertEqual(sp.dominating(P("warmpool", 10, 500, 0), self.POINTS), [])
+        # A policy that kills is dominated by a point that matches it without killing.
+        self.assertEqual([p.name for p in sp.dominating(P("w", 10, 500, 1), self.POINTS)],
+                         ["cheap-slow"])
+
+
+if __name__ == "__main__":
+    unittest.main()
