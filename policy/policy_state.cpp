@@ -12,7 +12,6 @@ namespace {
 
 using Clock = std::chrono::system_clock;
 constexpr double kDurationWeight = 0.03;  // EWMA weight per measured task
-constexpr double kBurstWeight = 0.3;      // EWMA weight of a new busy period's peak
 constexpr double kColdWeight = 0.3;       // EWMA weight of a new cold-start measurement
 
 // Nanoseconds, so a decoded time compares equal to the `now` it came from (Observe idempotence).
@@ -23,6 +22,14 @@ int64_t ToNanos(Clock::time_point t) {
 Clock::time_point FromNanos(int64_t ns) {
   return Clock::time_point(
       std::chrono::duration_cast<Clock::duration>(std::chrono::nanoseconds(ns)));
+}
+
+double Median(std::vector<int64_t> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return n % 2 ? static_cast<double>(v[n / 2])
+               : (static_cast<double>(v[n / 2 - 1]) + static_cast<double>(v[n / 2])) / 2;
 }
 
 Status BadGaps() {
@@ -97,9 +104,9 @@ PolicyState Observe(const PolicyState& state, const ScalerMetadata& spec, const 
   } else if (s.busy) {
     s.busy = false;
     s.idle_since = now;
-    const double peak = static_cast<double>(s.period_peak);
-    s.burst_work =
-        s.burst_work == 0 ? peak : (1 - kBurstWeight) * s.burst_work + kBurstWeight * peak;
+    s.recent_peaks.push_back(s.period_peak);
+    if (s.recent_peaks.size() > kRecentPeaks) s.recent_peaks.erase(s.recent_peaks.begin());
+    s.burst_work = Median(s.recent_peaks);
     s.period_peak = 0;
   }
   if (work > 0 && obs.in_flight == 0) {
@@ -166,6 +173,7 @@ std::string EncodeState(const PolicyState& state) {
   j["taskCount"] = state.task_count;
   j["burstWork"] = state.burst_work;
   j["periodPeak"] = state.period_peak;
+  j["recentPeaks"] = state.recent_peaks;
   if (state.waiting_since) j["waitingSinceNs"] = ToNanos(*state.waiting_since);
   j["coldStartSeconds"] = state.cold_start_seconds;
   j["arrivalRate"] = state.arrival_rate;
@@ -220,6 +228,18 @@ Status DecodeState(std::string_view text, PolicyState* out) {
     }
     s.burst_work = j.at("burstWork").get<double>();
     s.period_peak = j.at("periodPeak").get<int64_t>();
+    if (j.contains("recentPeaks")) {
+      s.recent_peaks = j.at("recentPeaks").get<std::vector<int64_t>>();
+      if (s.recent_peaks.size() > kRecentPeaks ||
+          std::any_of(s.recent_peaks.begin(), s.recent_peaks.end(),
+                      [](int64_t p) { return p < 0; })) {
+        return Status::InvalidArgument(
+            "policy state field \"recentPeaks\" must hold at most 5 peaks >= 0");
+      }
+    } else if (s.burst_work > 0) {
+      // A state written before recentPeaks existed: its EWMA stands for the recent peaks.
+      s.recent_peaks = {static_cast<int64_t>(std::llround(s.burst_work))};
+    }
     if (j.contains("waitingSinceNs")) {
       s.waiting_since = FromNanos(j.at("waitingSinceNs").get<int64_t>());
     }

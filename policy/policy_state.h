@@ -5,6 +5,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "common/status.h"
 #include "policy/arrival_forecast.h"
@@ -18,6 +19,8 @@ inline constexpr double kArrivalRateTau = 3600;
 // Measured tasks after which the duration estimate is an EWMA rather than their plain mean (about
 // 1 / its weight of 0.03); `taskSeconds` weighs as this many tasks (TaskSecondsEstimate).
 inline constexpr int64_t kDurationPriorTasks = 33;
+// Busy periods whose peaks the typical burst (PolicyState.burst_work) is the median of.
+inline constexpr size_t kRecentPeaks = 5;
 
 // What the probe measured for one ScaledObject's queues at one instant.
 struct Observation {
@@ -56,8 +59,12 @@ struct PolicyState {
   IdleGapHistogram gaps;
   double task_seconds = 0;  // measured task duration (seconds; see Observe); 0 = unknown
   int64_t task_count = 0;   // tasks folded into task_seconds (capped at the EWMA's horizon)
-  double burst_work = 0;    // EWMA of the peak work (pending + in_flight) per busy period; 0 = none
-  int64_t period_peak = 0;  // peak work in the current busy period
+  // The typical busy period's peak work (pending + in_flight): the median of recent_peaks; 0 =
+  // none. A median, not a mean: one weekly batch 40x the daily ones would otherwise size every
+  // daily burst after it for a part of that batch (warmpool-sim `weekly`).
+  double burst_work = 0;
+  std::vector<int64_t> recent_peaks;  // the last kRecentPeaks busy periods' peaks, oldest first
+  int64_t period_peak = 0;            // peak work in the current busy period
   // Start of the current wait for a first worker: work seen with nothing in flight; nullopt once a
   // task runs (or while idle).
   std::optional<std::chrono::system_clock::time_point> waiting_since;
@@ -81,7 +88,8 @@ struct PolicyState {
 // The pure state update the scaler calls once per fresh observation, before Decide:
 //   - work (pending + in_flight) appearing after idle records the time since the previous busy
 //     period started in the histogram;
-//   - work ending starts the idle clock and folds the busy period's peak into burst_work;
+//   - work ending starts the idle clock and adds the busy period's peak to recent_peaks, whose
+//     median is burst_work;
 //   - a measured task duration updates the duration estimate: the plain mean of the first 33
 //     tasks, then an EWMA (weight 0.03 per task);
 //   - the wait from work appearing with nothing in flight to the first running task is a cold

@@ -47,7 +47,25 @@ TEST_CASE("Observe tracks busy periods, idle gaps and burst size", "[state]") {
   CHECK(*s.busy_since == kT0 + seconds(30) + minutes(7) + seconds(5));
   CHECK_FALSE(s.idle_since);
   s = Observe(s, spec, Work(0), kT0 + minutes(9));
-  CHECK(s.burst_work == Approx(0.7 * 8 + 0.3 * 2));
+  CHECK(s.burst_work == Approx(5));  // the median of the peaks 8 and 2
+}
+
+TEST_CASE("The typical burst is the median of the last five peaks: one outlier does not move it",
+          "[state]") {
+  PolicyState s;
+  auto period = [&](int64_t peak, int i) {
+    s = Observe(s, {}, Work(peak), kT0 + minutes(60 * i));
+    s = Observe(s, {}, Work(0), kT0 + minutes(60 * i + 10));
+  };
+  for (int i = 0; i < 4; ++i) period(100, i);
+  period(4000, 4);  // a weekly batch among daily ones
+  CHECK(s.burst_work == Approx(100));
+  REQUIRE(s.recent_peaks.size() == 5);
+  for (int i = 5; i < 8; ++i) period(40, i);  // the typical burst shrinks: the median follows
+  CHECK(s.burst_work == Approx(40));          // peaks 100, 4000, 40, 40, 40
+  period(40, 8);
+  CHECK(s.recent_peaks.size() == 5);
+  CHECK(s.burst_work == Approx(40));
 }
 
 TEST_CASE("Observe folds measured durations into a mean, then an EWMA", "[state]") {
