@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# Regenerates docs/SCALING.md and docs/img/scaling-W*.png: builds warmpool-sim, then
-# scripts/scaling_report.py runs every workload W1..W5 over the seeds (warmpool and every baseline
-# in the same run) plus the cluster what-ifs, and fills scripts/templates/SCALING.md.in.
+# Regenerates docs/SCALING.md and docs/img/{scaling,pareto}-*.png: builds warmpool-sim, then
+# scripts/scaling_report.py runs every workload of its WORKLOADS (W1..W5, the generated families,
+# and the real traces when WARMPOOL_TRACE_DATA or ../shared/data/trace holds them) over the seeds,
+# with warmpool, every baseline and the KEDA grid, plus the what-ifs, and fills
+# scripts/templates/SCALING.md.in.
 #
 # Usage: scripts/scaling-report.sh        Env: BUILD_DIR (default build-report), JOBS (default 2),
 #        SEEDS (default "1 2 3 4 5"), OUT_DIR (default a temp dir for the raw JSON),

@@ -29,25 +29,63 @@ import scaling_pareto as pareto
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 TEMPLATE = os.path.join(ROOT, "scripts", "templates", "SCALING.md.in")
-# Every workload of the report, one line each: warmpool-sim's --workload, whether the
-# cost-at-equal-SLO target is the bursty (<= 0.7) or the steady one (<= 0.95), and the hours its
-# timeline plot shows.
-Workload = collections.namedtuple("Workload", "kind plot_hours")
+# Every workload of the report, one line each: its name (warmpool-sim's --workload for a
+# generator), whether the cost-at-equal-SLO target is the bursty (<= 0.7) or the steady one
+# (<= 0.95), the hours its timeline plot shows, how many seeds it runs (None: --seeds) and, for
+# a real trace, the `warmpool-sim import` arguments ({T} = the trace directory), imported once
+# per seed. office, weekly and drift are generated families kept for generalisation checks
+# (docs/sim.md); the traces are real (docs/sim.md, "Importing real traces").
+Workload = collections.namedtuple("Workload", "kind plot_hours seeds source",
+                                  defaults=(None, None))
+AZF = ["--format", "azure-functions-2019", "--in", "{T}/azure_functions_2019_fullday/400_inv.csv",
+       "--durations", "{T}/azure_functions_2019_fullday/400_run.csv"]
 WORKLOADS = {
     "W1": Workload("bursty", 3),
     "W2": Workload("bursty", 48),
     "W3": Workload("steady", 168),
     "W4": Workload("bursty", 8),
     "W5": Workload("steady", 24),
+    "office": Workload("bursty", 48, 10),
+    "weekly": Workload("bursty", 168, 10),
+    "drift": Workload("steady", 168, 10),
+    "azf-f952e8b0": Workload("bursty", 8, None, AZF + ["--function", "f952e8b0fa0e"]),
+    "azf-b7cab8f7": Workload("bursty", 8, None, AZF + ["--function", "b7cab8f7ff7f"]),
+    "azf-ce6d86ef": Workload("bursty", 8, None, AZF + ["--function", "ce6d86ef0da2"]),
+    "alibaba-d120": Workload("steady", 24, None, [
+        "--format", "alibaba-gpu-2023", "--in", "{T}/alibaba_gpu_v2023/openb_pod_list_default.csv",
+        "--start-hour", "2880", "--hours", "24"]),
+    "llm-conv": Workload("steady", 2, None, [
+        "--format", "azure-llm-2023", "--in", "{T}/azure_llm_2023/AzureLLMInferenceTrace_conv.csv"]),
 }
+TRACE_DATA = os.environ.get("WARMPOOL_TRACE_DATA",
+                            os.path.join(ROOT, "..", "shared", "data", "trace"))
+
+
+MAX_SEEDS = [None]  # --max-seeds: caps every workload's seeds (quick trial runs)
+
+
+def seeds_of(w, seeds):
+    """The seeds workload w runs: its own count, else the report's."""
+    n = WORKLOADS[w].seeds
+    out = [str(i) for i in range(1, n + 1)] if n else seeds
+    return out[:MAX_SEEDS[0]] if MAX_SEEDS[0] else out
+
+
+def available(w):
+    """Generated workloads always; a real trace when its data is here."""
+    return WORKLOADS[w].source is None or os.path.isdir(TRACE_DATA)
+
+
+def workload_arg(out_dir, w, s):
+    """--workload for one run: the generator's name, or the trace imported for seed s."""
+    return os.path.join(out_dir, f"trace-{w}-{s}.csv") if WORKLOADS[w].source else w
 COST_TARGET = {"bursty": 0.7, "steady": 0.95}
 ORACLE_DURATIONS_TARGET = 1.5
 POLICIES = ["warmpool", "keda-redis-cd300", "keda-redis-cd60", "keepalive-600",
             "warmpool-prewarm-off", "always-on-1", "always-on-peak", "oracle-durations", "oracle"]
 GRID = ["--grid", "keda", "--policies", "keda-ll*"]  # the KEDA grid alone (sim/keda_grid.h)
-DRAINS_W1 = (105, 110)
-DRAINS = (120, 80, 60)
 FAST_WORKLOADS = ("W2", "W4")
+CA_WORKLOADS = ("W1", "W2", "W3", "W4", "W5", "office")  # the autoscaler what-if
 CA_1MIN = ["--cluster", "caUnneededSeconds=60", "--cluster", "caDelayAfterAddSeconds=60"]
 NO_TAIL = ["--cluster", "vmBootP95=240", "--cluster", "driverP95=90"]
 FAST_NODES = ["--cluster", "vmBootMedian=35", "--cluster", "vmBootP95=60", "--cluster",
@@ -59,26 +97,19 @@ COMPARED = ["--policies", "warmpool,keda-redis-cd300,oracle"]
 def job_list(seeds):
     """(kind, workload, seed, extra args) for every run of the report."""
     jobs = []
-    for w in WORKLOADS:
-        for s in seeds:
+    for w in filter(available, WORKLOADS):
+        for s in seeds_of(w, seeds):
             # Seed 1 also records a timeline (60 s) for the plots.
             jobs.append(("base", w, s, ["--timeline", "60"] if s == "1" else []))
             # What-if: the cluster autoscaler removes empty nodes after 1 min instead of 10 (AKS
             # autoscaler profile scale-down-unneeded-time=1m, scale-down-delay-after-add=1m).
-            jobs.append(("ca1m", w, s, CA_1MIN))
+            if w in CA_WORKLOADS:
+                jobs.append(("ca1m", w, s, CA_1MIN))
             # The KEDA baselines as SREs configure them, to judge warmpool at equal service.
             jobs.append(("grid", w, s, GRID))
+            # The time-of-day forecast acting (the default runs it in shadow mode).
+            jobs.append(("forecast", w, s, ["--meta", "forecast=on", "--policies", "warmpool"]))
     for s in seeds:
-        # What-if: the batch's duration is known up front, so drainSeconds sizes the first burst;
-        # and with tighter drains for W1's latency target.
-        jobs.append(("w1task", "W1", s, ["--meta", "taskSeconds=1.3"]))
-        for d in DRAINS_W1:
-            jobs.append((f"w1taskdrain{d}", "W1", s,
-                         ["--meta", "taskSeconds=1.3", "--meta", f"drainSeconds={d}"]))
-        # What-if: other latency budgets for W2's spikes, and the same on W4.
-        for d in DRAINS:
-            for w in ("W2", "W4"):
-                jobs.append((f"drain{d}", w, s, ["--meta", f"drainSeconds={d}"] + COMPARED))
         # What-if: boot times without their tail, every policy alike.
         jobs.append(("notail", "W2", s, NO_TAIL + COMPARED))
         # What-if: fast GPU nodes (standby VMs, driver and image on the node).
@@ -91,16 +122,32 @@ def run_path(out_dir, kind, w, s):
     return os.path.join(out_dir, f"{kind}-{w}-{s}.json")
 
 
+def import_traces(sim, out_dir, seeds):
+    """Imports every real trace of WORKLOADS once per seed (the seed spreads per-minute counts and
+    draws durations), when the trace data is here."""
+    for w in filter(available, WORKLOADS):
+        source = WORKLOADS[w].source
+        if not source:
+            continue
+        for s in seeds_of(w, seeds):
+            args = [a.replace("{T}", TRACE_DATA) for a in source]
+            subprocess.run([sim, "import"] + args + ["--seed", s, "--out",
+                                                     workload_arg(out_dir, w, s)],
+                           check=True, stderr=subprocess.DEVNULL)
+
+
 def run_all(sim, out_dir, seeds, parallel):
+    import_traces(sim, out_dir, seeds)
     jobs = job_list(seeds)
     # Longest runs (W3, then W5) first so the parallel runs finish together.
-    order = {"W3": 0, "W5": 1, "W2": 2, "W4": 3, "W1": 4}
+    order = {"W3": 0, "weekly": 0, "drift": 0, "W5": 1, "office": 1, "W2": 2, "W4": 3, "W1": 4}
     jobs.sort(key=lambda j: (order.get(j[1], 2), j[0] != "grid"))
 
     def run(job):
         kind, w, s, extra = job
         out = run_path(out_dir, kind, w, s)
-        args = [sim, "run", "--workload", w, "--seed", s, "--format", "json"] + extra
+        args = [sim, "run", "--workload", workload_arg(out_dir, w, s), "--seed", s,
+                "--format", "json"] + extra
         with open(out + ".tmp", "w") as f:
             subprocess.run(args, stdout=f, check=True)
         os.replace(out + ".tmp", out)
@@ -119,7 +166,7 @@ class Runs:
 
     def load(self, kind, w):
         runs = []
-        for s in self.seeds:
+        for s in seeds_of(w, self.seeds):
             path = run_path(self.out_dir, kind, w, s)
             if os.path.exists(path):
                 with open(path) as f:
@@ -201,8 +248,9 @@ def policy_rows(pols):
         cells = [label, mmm([p["billedGpuHours"] for p in ps]),
                  mmm([p["billedDollars"] for p in ps], "{:.0f}"),
                  mmm(boot, "{:.0f}") + " %", mmm(idle, "{:.0f}") + " %"]
-        cells += [mmm([p[k] for p in ps], "{:.0f}")
-                  for k in ("waitP50", "waitP95", "waitP99", "coldStarts", "killedTasks")]
+        cells += [mmm([p.get(k, 0) for p in ps], "{:.0f}")
+                  for k in ("waitP50", "waitP95", "waitP99", "coldStarts", "killedTasks",
+                            "requeuedTasks")]
         cells.append(mmm([p["reversalsPerHour"] for p in ps], "{:.2f}"))
         rows.append("| " + " | ".join(cells) + " |")
     return "\n".join(rows)
@@ -224,48 +272,9 @@ def ca_rows(base, ca1m):
     return "\n".join(rows)
 
 
-def w1_cells(pols):
-    return (f"{mmm(field(pols, 'warmpool', 'billedGpuHours'))} "
-            f"| {mmm(field(pols, 'warmpool', 'waitP95'), '{:.0f}')} | {pct(saving(pols))} % "
-            f"| {secs(p95_delta(pols))} s | {times(ratio(pols))}")
-
-
-def w2_cells(pols, pols4):
-    return (f"{mmm(field(pols, 'warmpool', 'billedGpuHours'))} "
-            f"| {mmm(field(pols, 'warmpool', 'waitP95'), '{:.0f}')} | {pct(saving(pols))} % "
-            f"| {secs(p95_delta(pols))} s | {pct(saving(pols4))} % | {times(ratio(pols4))}")
-
-
-def w4_learning(runs):
-    """Seed 1 of W4: warmpool's GPU-h in the first 6 h, and its node-hours after them relative
-    to the oracle's (from the 60 s timeline)."""
-    pols = runs.seed1("W4")
-    if not pols:
-        return {}
-    wp, orc = pols["warmpool"], pols["oracle"]
-    tl = wp["timeline"]
-    step = (tl[1][0] - tl[0][0]) if len(tl) > 1 else 60
-    first = sum(r[5] for r in tl if r[0] < 6 * 3600) * step / 3600
-
-    def node_hours_after(p, t0):  # sampled node count x step, from t0 on
-        return sum(r[5] for r in p["timeline"] if r[0] >= t0) * step / 3600
-
-    later = node_hours_after(wp, 6 * 3600) / max(1e-9, node_hours_after(orc, 6 * 3600))
-    return {"w4_seed1": "yes", "w4_first_6h": f"{first:.0f}",
-            "w4_wp_gpuh": f"{wp['billedGpuHours']:.0f}", "w4_later_ratio": f"{later:.2f}"}
-
-
 def what_ifs(runs, base):
+    """The cluster what-ifs: boots without their tail on W2, fast GPU nodes on W2 and W4."""
     v = {}
-    v["w1_row_base"] = w1_cells(base["W1"])
-    v["w1_row_task"] = w1_cells(runs.by_policy("w1task", "W1"))
-    for d in DRAINS_W1:
-        v[f"w1_row_d{d}"] = w1_cells(runs.by_policy(f"w1taskdrain{d}", "W1"))
-    w2drain = {d: runs.by_policy(f"drain{d}", "W2") for d in DRAINS}
-    w4drain = {d: runs.by_policy(f"drain{d}", "W4") for d in DRAINS}
-    v["w2_row_auto"] = w2_cells(base["W2"], base["W4"])
-    for d in DRAINS:
-        v[f"w2_row_d{d}"] = w2_cells(w2drain[d], w4drain[d])
     notail = runs.by_policy("notail", "W2")
     v["notail_p95"] = secs(p95_delta(notail))
     v["notail_saving"] = pct(saving(notail))
@@ -274,20 +283,51 @@ def what_ifs(runs, base):
     for w in FAST_WORKLOADS:
         v[f"fast_{w}"] = (f"{pct(saving(fast[w]))} % | {secs(p95_delta(fast[w]))} s "
                           f"| {times(ratio(fast[w]))}")
-    beaten = [w for w in FAST_WORKLOADS if min(ratio(fast[w])) < 1]
-    if beaten:
-        v["fast_beaten"] = ", ".join(beaten)
     return v
 
 
+def gain(on, off):
+    """Whether rule-on beats rule-off at equal service, on medians: no more GPU-h, no longer p95,
+    better on one ("gain"); "same" when both medians agree within 0.5 %; else "no gain"."""
+    g_on, g_off = med([p["billedGpuHours"] for p in on]), med([p["billedGpuHours"] for p in off])
+    w_on, w_off = med([p["waitP95"] for p in on]), med([p["waitP95"] for p in off])
+    if abs(g_on - g_off) <= 0.005 * g_off and abs(w_on - w_off) <= 0.005 * max(w_off, 1):
+        return "same"
+    return "**gain**" if g_on <= g_off and w_on <= w_off else "no gain"
+
+
+def prewarm_rows(runs, base):
+    """Per workload: warmpool as shipped (learned pre-warm on, forecast in shadow), without the
+    learned pre-warm, and with the forecast acting; and whether each rule gains."""
+    rows, gains = [], {"histogram": 0, "forecast": 0}
+    for w in WORKLOADS:
+        b = base[w]
+        fc = runs.by_policy("forecast", w).get("warmpool")
+        if not b or "warmpool-prewarm-off" not in b or not fc:
+            continue
+        wp, off = b["warmpool"], b["warmpool-prewarm-off"]
+
+        def cell(ps):
+            return (f"{mmm([p['billedGpuHours'] for p in ps])} / "
+                    f"{mmm([p['waitP95'] for p in ps], '{:.0f}')}")
+        g_hist, g_fc = gain(wp, off), gain(fc, wp)
+        gains["histogram"] += g_hist == "**gain**"
+        gains["forecast"] += g_fc == "**gain**"
+        rows.append(f"| {w} | {cell(wp)} | {cell(off)} | {g_hist} | {cell(fc)} | {g_fc} |")
+    return "\n".join(rows), gains
+
+
 RESULTS_HEADER = ("| policy | GPU-h | $ | boot | idle | wait p50 | wait p95 | wait p99 | cold "
-                  "| killed | reversals/h |\n|---|---|---|---|---|---|---|---|---|---|---|")
+                  "| killed | requeued | reversals/h |\n"
+                  "|---|---|---|---|---|---|---|---|---|---|---|---|")
 
 
 def results_sections(base):
     """One "### W" section per workload: its timeline plot and its per-policy table."""
     out = []
     for w in WORKLOADS:
+        if not base[w]:
+            continue
         out.append(f"### {w}\n\n![{w}](img/scaling-{w}.png)\n\n{RESULTS_HEADER}\n"
                    f"{policy_rows(base[w])}\n")
     return "\n".join(out)
@@ -415,16 +455,19 @@ def figures(runs, commit, es):
     """Every value the template names (es: equal_service of the same runs)."""
     base = {w: runs.by_policy("base", w) for w in WORKLOADS}
     ca1m = {w: runs.by_policy("ca1m", w) for w in WORKLOADS}
+    own = sorted({WORKLOADS[w].seeds for w in WORKLOADS if WORKLOADS[w].seeds})
     v = {"commit": commit, "seeds_list": ", ".join(runs.seeds), "n_seeds": str(len(runs.seeds)),
-         "ca_rows": ca_rows(base, ca1m),
-         "w4_keda_p50": f"{med(field(base['W4'], 'keda-redis-cd300', 'waitP50')):.0f}",
-         "w4_wp_p50": f"{med(field(base['W4'], 'warmpool', 'waitP50')):.0f}"}
+         "family_seeds": " or ".join(f"1–{n}" for n in own),
+         "families": ", ".join(w for w in WORKLOADS if WORKLOADS[w].seeds),
+         "ca_rows": ca_rows(base, ca1m)}
     v["results_sections"] = results_sections(base)
     v["equal_service_sections"] = equal_service_sections(es)
     v["equal_service_targets"] = equal_service_targets(es, base)
     v.update(cluster_values(runs.load("base", "W1")[0]["cluster"]))
     v.update(what_ifs(runs, base))
-    v.update(w4_learning(runs))
+    v["prewarm_rows"], gains = prewarm_rows(runs, base)
+    v["histogram_gains"] = str(gains["histogram"])
+    v["forecast_gains"] = str(gains["forecast"])
     return v
 
 
@@ -533,7 +576,9 @@ def main():
     ap.add_argument("--docs", default=os.path.join(ROOT, "docs"), help="docs dir to write")
     ap.add_argument("--commit", help="commit named in the report (default: git HEAD)")
     ap.add_argument("--no-run", action="store_true", help="reuse the JSON already in --out-dir")
+    ap.add_argument("--max-seeds", type=int, help="run at most this many seeds per workload")
     args = ap.parse_args()
+    MAX_SEEDS[0] = args.max_seeds
     seeds = args.seeds.split()
     out_dir = args.out_dir or tempfile.mkdtemp()
     os.makedirs(out_dir, exist_ok=True)
