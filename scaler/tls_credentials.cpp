@@ -1,30 +1,20 @@
 #include "scaler/tls_credentials.h"
 
-#include <fstream>
 #include <openssl/bio.h>
 #include <openssl/err.h>
 #include <openssl/evp.h>
 #include <openssl/pem.h>
 #include <openssl/x509.h>
-#include <sstream>
 
 #include <grpc/grpc_security_constants.h>
 #include <grpcpp/security/tls_certificate_provider.h>
 #include <grpcpp/security/tls_credentials_options.h>
 
 #include "common/logging.h"
+#include "common/read_file.h"
 
 namespace warmpool::scaler {
 namespace {
-
-bool ReadFile(const std::string& path, std::string* out) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return false;
-  std::ostringstream buf;
-  buf << in.rdbuf();
-  *out = buf.str();
-  return static_cast<bool>(in) || in.eof();
-}
 
 std::string OpenSslError() {
   unsigned long code = ERR_get_error();
@@ -66,7 +56,7 @@ std::string Describe(X509* cert) {
 
 Status ReadPem(const std::string& flag, const std::string& path, std::string_view label,
                std::string* content) {
-  if (!ReadFile(path, content)) {
+  if (!ReadWholeFile(path, content)) {
     return Status::InvalidArgument(flag + " " + path + ": cannot read the file");
   }
   if (!HasPemBlock(*content, label)) {

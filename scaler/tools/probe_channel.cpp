@@ -1,21 +1,8 @@
 #include "scaler/tools/probe_channel.h"
 
-#include <fstream>
-#include <sstream>
+#include "common/read_file.h"
 
 namespace warmpool::probe {
-namespace {
-
-bool ReadFile(const std::string& path, std::string* out) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return false;
-  std::ostringstream buf;
-  buf << in.rdbuf();
-  *out = buf.str();
-  return !out->empty();
-}
-
-}  // namespace
 
 std::shared_ptr<grpc::Channel> MakeProbeChannel(const std::string& address, const ProbeTls& tls,
                                                 std::string* error) {
@@ -38,7 +25,7 @@ std::shared_ptr<grpc::Channel> MakeProbeChannel(const std::string& address, cons
   const char* flags[] = {"--tls-ca", "--tls-cert", "--tls-key"};
   for (size_t i = 0; i < 3; ++i) {
     if (files[i].first->empty()) continue;
-    if (!ReadFile(*files[i].first, files[i].second)) {
+    if (!ReadWholeFile(*files[i].first, files[i].second) || files[i].second->empty()) {
       *error = std::string(flags[i]) + " " + *files[i].first + ": cannot read the file";
       return nullptr;
     }
