@@ -26,6 +26,7 @@ import tempfile
 import time
 
 import scaling_pareto as pareto
+import scaling_plots
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 TEMPLATE = os.path.join(ROOT, "scripts", "templates", "SCALING.md.in")
@@ -136,7 +137,7 @@ def import_traces(sim, out_dir, seeds):
                            check=True, stderr=subprocess.DEVNULL)
 
 
-def run_all(sim, out_dir, seeds, parallel):
+def run_all(sim, out_dir, seeds, parallel, resume=False):
     import_traces(sim, out_dir, seeds)
     jobs = job_list(seeds)
     # Longest runs (W3, then W5) first so the parallel runs finish together.
@@ -146,6 +147,8 @@ def run_all(sim, out_dir, seeds, parallel):
     def run(job):
         kind, w, s, extra = job
         out = run_path(out_dir, kind, w, s)
+        if resume and os.path.exists(out):
+            return
         args = [sim, "run", "--workload", workload_arg(out_dir, w, s), "--seed", s,
                 "--format", "json"] + extra
         with open(out + ".tmp", "w") as f:
@@ -471,86 +474,6 @@ def figures(runs, commit, es):
     return v
 
 
-# ---- plots ---------------------------------------------------------------------------------------
-def plot(runs, img_dir):
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    for w in WORKLOADS:
-        pols = runs.seed1(w)
-        if not pols:
-            continue
-        fig, axes = plt.subplots(3, 1, figsize=(11, 7.5), sharex=True)
-        for name, colour in (("warmpool", "tab:green"), ("keda-redis-cd300", "tab:red"),
-                             ("oracle", "tab:gray")):
-            p = pols.get(name)
-            if not p or "timeline" not in p:
-                continue
-            rows = [r for r in p["timeline"] if r[0] <= WORKLOADS[w].plot_hours * 3600]
-            t = [r[0] / 3600 for r in rows]
-            style = "--" if name == "oracle" else "-"
-            axes[0].plot(t, [r[1] for r in rows], style, color=colour, label=name, lw=1)
-            axes[1].step(t, [r[2] for r in rows], style, color=colour, label=name, lw=1,
-                         where="post")
-            axes[2].step(t, [r[5] for r in rows], style, color=colour, label=name, lw=1,
-                         where="post")
-        axes[0].set_ylabel("queue (LLEN)")
-        axes[1].set_ylabel("desired replicas")
-        axes[2].set_ylabel("GPU nodes (billed)")
-        axes[2].set_xlabel("hours")
-        axes[0].set_title(f"{w}, seed 1: warmpool vs KEDA redis (cooldown 300) vs oracle")
-        axes[0].legend(loc="upper right", fontsize=8)
-        for ax in axes:
-            ax.grid(alpha=0.3)
-        fig.tight_layout()
-        fig.savefig(os.path.join(img_dir, f"scaling-{w}.png"), dpi=90)
-        plt.close(fig)
-
-
-def plot_pareto(es, img_dir):
-    """docs/img/pareto-W.png: every grid configuration (median GPU-h against median p95 over the
-    seeds), the front of those that kill nothing, warmpool's default and both oracles."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    for w, e in es.items():
-        fig, ax = plt.subplots(figsize=(9, 6))
-        for cron, marker in ((False, "o"), (True, "s")):
-            for killing, alpha in ((False, 0.8), (True, 0.35)):
-                pts = [p for p in e["points"]
-                       if ("-cron" in p.name) == cron and (p.killed > 0) == killing]
-                if not pts:
-                    continue
-                label = ("KEDA grid" + (", cron floor" if cron else "")
-                         + (", kills tasks" if killing else ""))
-                ax.scatter([p.gpuh for p in pts], [p.p95 for p in pts], marker=marker, s=18,
-                           facecolors="none" if killing else "tab:red", edgecolors="tab:red",
-                           alpha=alpha, label=label)
-        front = e["front"]
-        ax.step([p.gpuh for p in front], [p.p95 for p in front], "-", where="post",
-                color="tab:red", lw=1, label="Pareto front (kills nothing)")
-        for key, colour, marker in (("warmpool", "tab:green", "*"),
-                                    ("oracle-durations", "tab:blue", "D"),
-                                    ("oracle", "tab:gray", "D")):
-            p = e.get(key)
-            if p:
-                ax.scatter([p.gpuh], [p.p95], marker=marker, s=140 if marker == "*" else 50,
-                           color=colour, zorder=5, label=f"{key} ({p.gpuh:.0f} GPU-h)")
-        ax.set_xscale("log")
-        ax.set_xlabel("billed GPU-h (median over seeds, log scale)")
-        ax.set_ylabel("p95 wait, s (median over seeds)")
-        ax.set_title(f"{w}: warmpool vs KEDA redis-scaler grid at equal service")
-        ax.grid(alpha=0.3, which="both")
-        ax.legend(loc="upper right", fontsize=8)
-        fig.tight_layout()
-        fig.savefig(os.path.join(img_dir, f"pareto-{w}.png"), dpi=90)
-        plt.close(fig)
-
-
 # ---- template ------------------------------------------------------------------------------------
 IF_BLOCK = re.compile(r"\[% if (\w+) %\]((?:(?!\[% if ).)*?)\[% end %\]", re.S)
 
@@ -577,6 +500,8 @@ def main():
     ap.add_argument("--commit", help="commit named in the report (default: git HEAD)")
     ap.add_argument("--no-run", action="store_true", help="reuse the JSON already in --out-dir")
     ap.add_argument("--max-seeds", type=int, help="run at most this many seeds per workload")
+    ap.add_argument("--resume", action="store_true",
+                    help="keep the runs whose JSON is already in --out-dir (same binary only)")
     args = ap.parse_args()
     MAX_SEEDS[0] = args.max_seeds
     seeds = args.seeds.split()
@@ -591,14 +516,14 @@ def main():
     print(f"warmpool-sim: {args.sim}; raw results in {out_dir}", file=sys.stderr)
     started = time.monotonic()
     if not args.no_run:
-        run_all(args.sim, out_dir, seeds, args.jobs)
+        run_all(args.sim, out_dir, seeds, args.jobs, args.resume)
         print(f"simulated in {time.monotonic() - started:.0f} s ({args.jobs} jobs)",
               file=sys.stderr)
     runs = Runs(out_dir, seeds)
     base = {w: runs.by_policy("base", w) for w in WORKLOADS}
     es = equal_service(base, {w: runs.by_policy("grid", w) for w in WORKLOADS})
-    plot(runs, os.path.join(args.docs, "img"))
-    plot_pareto(es, os.path.join(args.docs, "img"))
+    scaling_plots.plot(runs, os.path.join(args.docs, "img"), WORKLOADS)
+    scaling_plots.plot_pareto(es, os.path.join(args.docs, "img"))
     with open(TEMPLATE) as f:
         text = render(f.read(), figures(runs, commit, es))
     out = os.path.join(args.docs, "SCALING.md")
