@@ -5,6 +5,7 @@
 #include <fstream>
 #include <iostream>
 #include <sstream>
+#include <thread>
 
 #include <CLI/CLI.hpp>
 
@@ -96,9 +97,10 @@ bool Selected(const std::vector<std::string>& only, const std::string& name) {
 // `tune`: parses its options, runs sim::RunTune, prints the report and writes the patch.
 int Tune(const std::string& spec, const std::vector<std::string>& metas,
          const std::vector<std::string>& clusters, const std::string& slo, int64_t seeds,
-         const std::string& format, const std::string& patch_path) {
+         int64_t jobs, const std::string& format, const std::string& patch_path) {
   sim::TuneOptions o;
   o.seeds = seeds;
+  o.jobs = jobs;
   o.load = [&](uint64_t seed, sim::Workload* w) { return LoadWorkload(spec, seed, w); };
   for (const auto& kv : metas) {
     std::string k, v;
@@ -195,6 +197,7 @@ int main(int argc, char** argv) {
 
   std::string tune_slo, tune_patch;
   int64_t tune_seeds = 3;
+  int64_t tune_jobs = std::max<int64_t>(1, std::thread::hardware_concurrency());
   CLI::App* tune =
       app.add_subcommand("tune", "sweep warmpool's keys on a workload, vs KEDA's grid");
   tune->add_option("--workload", workload_spec, "a recorded/imported CSV or W1..W5")->required();
@@ -202,6 +205,7 @@ int main(int argc, char** argv) {
   tune->add_option("--cluster", clusters, "cluster setting key=value (repeatable)");
   tune->add_option("--slo", tune_slo, "p95=SECONDS: the queue-wait SLO");
   tune->add_option("--seeds", tune_seeds, "seeds per configuration (medians)");
+  tune->add_option("--jobs", tune_jobs, "simulations in parallel (default: the CPU count)");
   tune->add_option("--format", format, "json or table")->check(CLI::IsMember({"json", "table"}));
   tune->add_option("--out-patch", tune_patch, "write the ScaledObject patch (JSON6902) here");
 
@@ -226,7 +230,9 @@ int main(int argc, char** argv) {
     return s.ok() ? 0 : Fail(s.ToString());
   }
 
-  if (*tune) return Tune(workload_spec, metas, clusters, tune_slo, tune_seeds, format, tune_patch);
+  if (*tune)
+    return Tune(workload_spec, metas, clusters, tune_slo, tune_seeds, tune_jobs, format,
+                tune_patch);
   sim::Workload w;
   if (Status s = LoadWorkload(workload_spec, seed, &w); !s.ok()) return Fail(s.ToString());
   std::map<std::string, std::string> meta;

@@ -1,8 +1,11 @@
 #include "sim/tune.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstdio>
+#include <mutex>
+#include <thread>
 #include <tuple>
 
 #include "sim/keda_grid.h"
@@ -39,21 +42,39 @@ std::string Get(const std::map<std::string, std::string>& m, const std::string& 
   return it == m.end() ? "" : it->second;
 }
 
-// Simulates one policy on every seed and aggregates.
-Status JudgeOverSeeds(const PolicySpec& spec, const std::vector<Workload>& workloads,
-                      const ClusterConfig& cluster, const std::string& name, TunePoint* out) {
-  std::vector<SeedFigures> per_seed;
-  for (size_t i = 0; i < workloads.size(); ++i) {
-    SimResult r;
-    if (Status s = Simulate(workloads[i], spec, cluster, i + 1, 0, &r); !s.ok()) return s;
-    SeedFigures f;
-    f.gpu_h = r.billed_gpu_hours;
-    f.p95 = r.wait_p95;
-    f.killed = r.killed_tasks + r.requeued_tasks;
-    per_seed.push_back(f);
-  }
-  *out = Aggregate(name, per_seed);
-  return Status::Ok();
+// Simulates every spec on every workload (seed i + 1) on `jobs` threads (Simulate is pure);
+// figures[spec][seed]. The first error wins.
+Status SimulateAll(const std::vector<PolicySpec>& specs, const std::vector<Workload>& workloads,
+                   const ClusterConfig& cluster, int64_t jobs, std::ostream& log,
+                   std::vector<std::vector<SeedFigures>>* figures) {
+  const size_t seeds = workloads.size(), total = specs.size() * seeds;
+  figures->assign(specs.size(), std::vector<SeedFigures>(seeds));
+  std::atomic<size_t> next{0};
+  std::mutex mu;
+  size_t done = 0;
+  Status first_error = Status::Ok();
+  auto work = [&] {
+    for (size_t job; (job = next.fetch_add(1)) < total;) {
+      const size_t spec = job / seeds, seed = job % seeds;
+      SimResult r;
+      Status s = Simulate(workloads[seed], specs[spec], cluster, seed + 1, 0, &r);
+      SeedFigures& f = (*figures)[spec][seed];
+      f.gpu_h = r.billed_gpu_hours;
+      f.p95 = r.wait_p95;
+      f.killed = r.killed_tasks + r.requeued_tasks;
+      std::lock_guard<std::mutex> lock(mu);
+      if (!s.ok() && first_error.ok()) first_error = s;
+      if (++done % 24 == 0 || done == total) {
+        log << "warmpool-sim tune: " << done << "/" << total << " runs simulated\n" << std::flush;
+      }
+    }
+  };
+  const auto threads = static_cast<size_t>(std::clamp<int64_t>(jobs, 1, 256));
+  std::vector<std::thread> pool;
+  for (size_t i = 1; i < threads; ++i) pool.emplace_back(work);
+  work();
+  for (auto& t : pool) t.join();
+  return first_error;
 }
 
 }  // namespace
@@ -195,28 +216,30 @@ Status RunTune(const TuneOptions& o, std::ostream& log, TuneResult* out) {
     }
   }
   const std::vector<PolicySpec> defaults = DefaultPolicies(o.meta, w0, o.cluster);
-  const PolicySpec base = defaults.front();  // "warmpool" as manifests/base ships it
+  const auto shipped = std::find_if(defaults.begin(), defaults.end(),
+                                    [](const PolicySpec& p) { return p.name == "warmpool"; });
+  if (shipped == defaults.end()) return Status::InvalidArgument("no warmpool policy to tune");
+  const PolicySpec base = *shipped;  // warmpool as manifests/base ships it, with the user's --meta
   const auto candidates = WarmpoolCandidates(base.meta, cold);
   const auto default_meta = DefaultCandidate(base.meta, cold);
   const std::vector<PolicySpec> grid = KedaGrid(w0, o.cluster);
-  const size_t total = candidates.size() + grid.size();
-  size_t done = 0;
+  std::vector<PolicySpec> specs;
   for (const auto& meta : candidates) {
-    PolicySpec spec = base;
-    spec.meta = meta;
-    TunePoint t;
-    if (Status s = JudgeOverSeeds(spec, workloads, o.cluster, CandidateName(meta), &t); !s.ok())
-      return s;
-    t.meta = meta;
-    t.distance = SweptDistance(meta, default_meta);
-    r.warmpool.push_back(std::move(t));
-    if (++done % 12 == 0) log << "warmpool-sim tune: " << done << "/" << total << " simulated\n";
+    specs.push_back(base);
+    specs.back().meta = meta;
   }
-  for (const auto& spec : grid) {
-    TunePoint t;
-    if (Status s = JudgeOverSeeds(spec, workloads, o.cluster, spec.name, &t); !s.ok()) return s;
-    r.keda.push_back(std::move(t));
-    if (++done % 12 == 0) log << "warmpool-sim tune: " << done << "/" << total << " simulated\n";
+  specs.insert(specs.end(), grid.begin(), grid.end());
+  std::vector<std::vector<SeedFigures>> figures;
+  if (Status s = SimulateAll(specs, workloads, o.cluster, o.jobs, log, &figures); !s.ok()) return s;
+  for (size_t i = 0; i < specs.size(); ++i) {
+    if (i < candidates.size()) {
+      TunePoint t = Aggregate(CandidateName(candidates[i]), figures[i]);
+      t.meta = candidates[i];
+      t.distance = SweptDistance(candidates[i], default_meta);
+      r.warmpool.push_back(std::move(t));
+    } else {
+      r.keda.push_back(Aggregate(specs[i].name, figures[i]));
+    }
   }
   const std::string default_name = CandidateName(default_meta);
   for (const auto& t : r.warmpool) {

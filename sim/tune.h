@@ -81,6 +81,7 @@ struct TuneOptions {
   ClusterConfig cluster;
   double slo_p95 = -1;  // --slo p95=S; < 0: the default candidate's p95
   int64_t seeds = 3;
+  int64_t jobs = 1;  // simulations run in parallel (threads)
 };
 
 struct TuneResult {
