@@ -5,6 +5,7 @@
 #include <fstream>
 #include <iostream>
 #include <sstream>
+#include <thread>
 
 #include <CLI/CLI.hpp>
 
@@ -14,6 +15,7 @@
 #include "sim/sim_report.h"
 #include "sim/simulator.h"
 #include "sim/trace_import.h"
+#include "sim/tune.h"
 #include "sim/workload.h"
 
 namespace {
@@ -92,6 +94,44 @@ bool Selected(const std::vector<std::string>& only, const std::string& name) {
   });
 }
 
+// `tune`: parses its options, runs sim::RunTune, prints the report and writes the patch.
+int Tune(const std::string& spec, const std::vector<std::string>& metas,
+         const std::vector<std::string>& clusters, const std::string& slo, int64_t seeds,
+         int64_t jobs, const std::string& format, const std::string& patch_path) {
+  sim::TuneOptions o;
+  o.seeds = seeds;
+  o.jobs = jobs;
+  o.load = [&](uint64_t seed, sim::Workload* w) { return LoadWorkload(spec, seed, w); };
+  for (const auto& kv : metas) {
+    std::string k, v;
+    if (!SplitKeyValue(kv, &k, &v)) return Fail("--meta \"" + kv + "\": want key=value");
+    o.meta[k] = v;
+  }
+  for (const auto& kv : clusters) {
+    std::string k, v;
+    if (!SplitKeyValue(kv, &k, &v)) return Fail("--cluster \"" + kv + "\": want key=value");
+    if (Status s = sim::ApplyClusterOption(k, v, &o.cluster); !s.ok()) return Fail(s.ToString());
+  }
+  if (!slo.empty()) {
+    std::string k, v;
+    char* end = nullptr;
+    if (SplitKeyValue(slo, &k, &v)) o.slo_p95 = std::strtod(v.c_str(), &end);
+    if (k != "p95" || end == v.c_str() || *end != '\0' || o.slo_p95 < 0)
+      return Fail("--slo \"" + slo + "\": want p95=SECONDS (>= 0)");
+  }
+  sim::TuneResult r;
+  if (Status s = sim::RunTune(o, std::cerr, &r); !s.ok()) return Fail(s.ToString());
+  if (!patch_path.empty()) {
+    std::ofstream out(patch_path, std::ios::binary | std::ios::trunc);
+    out << sim::ScaledObjectPatch(r.recommended.meta);
+    if (!out.flush()) return Fail("cannot write \"" + patch_path + "\"");
+  }
+  std::fputs(format == "json" ? (sim::TuneReportJson(r) + "\n").c_str()
+                              : sim::TuneReportTable(r, patch_path).c_str(),
+             stdout);
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -155,6 +195,20 @@ int main(int argc, char** argv) {
   imp_cmd->add_option("--decode-s-per-token", imp.decode_s_per_token, "Azure LLM: decode time");
   imp_cmd->add_option("--overhead-s", imp.request_overhead_s, "Azure LLM: per-request time");
 
+  std::string tune_slo, tune_patch;
+  int64_t tune_seeds = 3;
+  int64_t tune_jobs = std::max<int64_t>(1, std::thread::hardware_concurrency());
+  CLI::App* tune =
+      app.add_subcommand("tune", "sweep warmpool's keys on a workload, vs KEDA's grid");
+  tune->add_option("--workload", workload_spec, "a recorded/imported CSV or W1..W5")->required();
+  tune->add_option("--meta", metas, "warmpool metadata key=value kept fixed (repeatable)");
+  tune->add_option("--cluster", clusters, "cluster setting key=value (repeatable)");
+  tune->add_option("--slo", tune_slo, "p95=SECONDS: the queue-wait SLO");
+  tune->add_option("--seeds", tune_seeds, "seeds per configuration (medians)");
+  tune->add_option("--jobs", tune_jobs, "simulations in parallel (default: the CPU count)");
+  tune->add_option("--format", format, "json or table")->check(CLI::IsMember({"json", "table"}));
+  tune->add_option("--out-patch", tune_patch, "write the ScaledObject patch (JSON6902) here");
+
   warmpool::AddVersionFlag(app, "warmpool-sim");
   WARMPOOL_CLI_PARSE(app, argc, argv);
 
@@ -176,6 +230,9 @@ int main(int argc, char** argv) {
     return s.ok() ? 0 : Fail(s.ToString());
   }
 
+  if (*tune)
+    return Tune(workload_spec, metas, clusters, tune_slo, tune_seeds, tune_jobs, format,
+                tune_patch);
   sim::Workload w;
   if (Status s = LoadWorkload(workload_spec, seed, &w); !s.ok()) return Fail(s.ToString());
   std::map<std::string, std::string> meta;

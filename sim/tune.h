@@ -1,0 +1,111 @@
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "common/status.h"
+#include "sim/sim_config.h"
+#include "sim/workload.h"
+
+namespace warmpool::sim {
+
+// One configuration judged over several seeds: median billed GPU-h, median p95 queue wait, and
+// the most tasks any seed killed or requeued at scale-in (a configuration "kills nothing" only if
+// no seed did).
+struct TunePoint {
+  std::string name;
+  double gpu_h = 0;
+  double p95 = 0;
+  int64_t killed = 0;
+  std::map<std::string, std::string> meta;  // warmpool: the trigger metadata it sweeps
+  // Tie-break among equal figures: the number of swept keys that differ from the default
+  // candidate (so a change is recommended only where it pays). 0 for KEDA points.
+  int64_t distance = 0;
+  int64_t ties = 0;  // ParetoFront: other points with the same figures left out for this one
+};
+
+// a no worse than b on GPU-h, p95 and kills, and better on one. Pure.
+bool Dominates(const TunePoint& a, const TunePoint& b);
+
+// The points that kill nothing and that no other such point dominates, by GPU-h ascending; of
+// points with equal GPU-h, p95 and kills only the one with the lowest distance (then name) is
+// kept, its `ties` counting the others. Pure.
+std::vector<TunePoint> ParetoFront(const std::vector<TunePoint>& points);
+
+// The cheapest point (GPU-h; ties: p95, distance, then name) with p95 <= p95_limit that kills
+// nothing; nullptr when none. Pure.
+const TunePoint* CheapestAtSlo(const std::vector<TunePoint>& points, double p95_limit);
+
+// Median GPU-h and p95, max kills + requeues of one configuration's per-seed results. Pure.
+struct SeedFigures {
+  double gpu_h = 0;
+  double p95 = 0;
+  int64_t killed = 0;
+};
+TunePoint Aggregate(const std::string& name, const std::vector<SeedFigures>& per_seed);
+
+// warmpool's keys the tuner sweeps, over `base` (the user's --meta): targetWaitSeconds =
+// coldStartSeconds x {1.1, 1.25, 1.5, 2, 3, 4} (rounded) x prewarm histogram/off x forecast
+// shadow/on x keepAlive auto/120/600. drainSeconds is dropped (it and targetWaitSeconds are
+// exclusive). Pure.
+std::vector<std::map<std::string, std::string>> WarmpoolCandidates(
+    const std::map<std::string, std::string>& base, int64_t cold_start_s);
+
+// The candidate that stands for "as shipped" among WarmpoolCandidates: targetWaitSeconds 1.5 x
+// coldStartSeconds (the `auto` rule), prewarm histogram, forecast shadow, keepAlive auto.
+std::map<std::string, std::string> DefaultCandidate(const std::map<std::string, std::string>& base,
+                                                    int64_t cold_start_s);
+
+// How many swept keys of `meta` differ from `reference`. Pure.
+int64_t SweptDistance(const std::map<std::string, std::string>& meta,
+                      const std::map<std::string, std::string>& reference);
+
+// "T450 prewarm=histogram forecast=shadow keepAlive=auto". Pure.
+std::string CandidateName(const std::map<std::string, std::string>& meta);
+
+// A kustomize JSON6902 patch (YAML list of `add` ops, values quoted strings) setting the
+// swept keys on manifests/base's ScaledObject warmpool-worker, trigger 0. Pure.
+std::string ScaledObjectPatch(const std::map<std::string, std::string>& meta);
+
+// The `patches:` entry of a kustomization that applies ScaledObjectPatch from `patch_path`. Pure.
+std::string KustomizationEntry(const std::string& patch_path);
+
+struct TuneOptions {
+  // The workload of a seed (generators depend on it; a CSV does not).
+  std::function<Status(uint64_t seed, Workload* out)> load;
+  std::map<std::string, std::string> meta;  // the user's --meta
+  ClusterConfig cluster;
+  double slo_p95 = -1;  // --slo p95=S; < 0: the default candidate's p95
+  int64_t seeds = 3;
+  int64_t jobs = 1;  // simulations run in parallel (threads)
+};
+
+struct TuneResult {
+  std::string workload;
+  double slo_p95 = 0;
+  bool slo_given = false;
+  std::vector<TunePoint> warmpool;  // every candidate
+  std::vector<TunePoint> keda;      // every grid configuration
+  std::vector<TunePoint> front;     // ParetoFront(warmpool)
+  TunePoint default_point;
+  TunePoint recommended;
+  bool slo_met = false;  // recommended.p95 <= slo
+  bool keda_found = false;
+  TunePoint keda_best;  // CheapestAtSlo(keda, recommended.p95)
+};
+
+// Simulates every candidate and the KEDA grid (sim/keda_grid.h) on seeds 1..N and picks:
+// recommended = the cheapest candidate meeting the SLO (no SLO: the default candidate's p95),
+// else the lowest-p95 one that kills nothing; keda_best = the cheapest grid configuration at
+// the recommendation's p95 that kills nothing. Progress goes to `log`.
+Status RunTune(const TuneOptions& options, std::ostream& log, TuneResult* out);
+
+// The report: front, recommendation, KEDA at the same SLO, cost at equal SLO, the patch. Pure.
+std::string TuneReportTable(const TuneResult& r, const std::string& patch_path);
+std::string TuneReportJson(const TuneResult& r);
+
+}  // namespace warmpool::sim

@@ -1,0 +1,157 @@
+#include "sim/tune.h"
+
+#include <set>
+#include <sstream>
+
+#include <catch2/catch.hpp>
+
+namespace warmpool::sim {
+namespace {
+
+TunePoint Pt(const std::string& name, double gpu_h, double p95, int64_t killed) {
+  TunePoint p;
+  p.name = name;
+  p.gpu_h = gpu_h;
+  p.p95 = p95;
+  p.killed = killed;
+  return p;
+}
+
+std::vector<std::string> Names(const std::vector<TunePoint>& ps) {
+  std::vector<std::string> out;
+  for (const auto& p : ps) out.push_back(p.name);
+  return out;
+}
+
+TEST_CASE("Dominates needs no worse on every axis and better on one", "[sim][tune]") {
+  CHECK(Dominates(Pt("a", 1, 10, 0), Pt("b", 2, 10, 0)));
+  CHECK(Dominates(Pt("a", 2, 9, 0), Pt("b", 2, 10, 0)));
+  CHECK(Dominates(Pt("a", 2, 10, 0), Pt("b", 2, 10, 1)));
+  CHECK_FALSE(Dominates(Pt("a", 2, 10, 0), Pt("b", 2, 10, 0)));
+  CHECK_FALSE(Dominates(Pt("a", 1, 11, 0), Pt("b", 2, 10, 0)));
+}
+
+TEST_CASE("The front keeps killers out, drops dominated points and folds equal ones",
+          "[sim][tune]") {
+  std::vector<TunePoint> pts = {Pt("slow-cheap", 10, 900, 0), Pt("mid", 20, 500, 0),
+                                Pt("dominated", 25, 600, 0),  Pt("fast", 40, 100, 0),
+                                Pt("killer", 5, 50, 3),       Pt("mid-twin", 20, 500, 0)};
+  pts[5].distance = 2;  // same figures as "mid", further from the default
+  const auto front = ParetoFront(pts);
+  CHECK(Names(front) == std::vector<std::string>{"slow-cheap", "mid", "fast"});
+  CHECK(front[1].ties == 1);
+  CHECK(front[0].ties == 0);
+}
+
+TEST_CASE("CheapestAtSlo takes the cheapest point within the p95 limit that kills nothing",
+          "[sim][tune]") {
+  const std::vector<TunePoint> pts = {Pt("a", 10, 900, 0), Pt("b", 20, 500, 0), Pt("c", 15, 400, 2),
+                                      Pt("d", 30, 450, 0)};
+  REQUIRE(CheapestAtSlo(pts, 500) != nullptr);
+  CHECK(CheapestAtSlo(pts, 500)->name == "b");
+  CHECK(CheapestAtSlo(pts, 1000)->name == "a");
+  CHECK(CheapestAtSlo(pts, 460)->name == "d");
+  CHECK(CheapestAtSlo(pts, 100) == nullptr);
+}
+
+TEST_CASE("Aggregate takes medians of GPU-h and p95 and the worst kills", "[sim][tune]") {
+  SeedFigures a, b, c;
+  a.gpu_h = 3;
+  a.p95 = 100;
+  b.gpu_h = 1;
+  b.p95 = 300;
+  b.killed = 2;
+  c.gpu_h = 2;
+  c.p95 = 200;
+  const TunePoint t = Aggregate("x", {a, b, c});
+  CHECK(t.gpu_h == 2);
+  CHECK(t.p95 == 200);
+  CHECK(t.killed == 2);
+  CHECK(Aggregate("y", {a, b}).gpu_h == 2);  // even count: mean of the middle two
+}
+
+TEST_CASE("The candidates sweep the four keys from the cold start and drop drainSeconds",
+          "[sim][tune]") {
+  const std::map<std::string, std::string> base = {
+      {"coldStartSeconds", "200"}, {"drainSeconds", "60"}, {"queues", "gpu"}};
+  const auto cands = WarmpoolCandidates(base, 200);
+  CHECK(cands.size() == 6u * 2 * 2 * 3);
+  std::set<std::string> targets, names;
+  for (const auto& m : cands) {
+    CHECK(m.count("drainSeconds") == 0);
+    CHECK(m.at("queues") == "gpu");
+    targets.insert(m.at("targetWaitSeconds"));
+    names.insert(CandidateName(m));
+  }
+  CHECK(targets == std::set<std::string>{"220", "250", "300", "400", "600", "800"});
+  CHECK(names.size() == cands.size());
+  const auto def = DefaultCandidate(base, 200);
+  CHECK(CandidateName(def) == "T300 prewarm=histogram forecast=shadow keepAlive=auto");
+  CHECK(names.count(CandidateName(def)) == 1);
+  CHECK(SweptDistance(def, def) == 0);
+  auto other = def;
+  other["forecast"] = "on";
+  other["queues"] = "cpu";  // not a swept key
+  CHECK(SweptDistance(other, def) == 1);
+}
+
+TEST_CASE("The patch sets the swept keys on trigger 0 as quoted strings", "[sim][tune]") {
+  const std::map<std::string, std::string> meta = {{"targetWaitSeconds", "375"},
+                                                   {"prewarm", "off"},
+                                                   {"forecast", "on"},
+                                                   {"keepAlive", "600"},
+                                                   {"queues", "gpu"}};
+  const std::string patch = ScaledObjectPatch(meta);
+  CHECK(patch.find("- op: add\n  path: /spec/triggers/0/metadata/targetWaitSeconds\n"
+                   "  value: \"375\"\n") != std::string::npos);
+  CHECK(patch.find("metadata/keepAlive\n  value: \"600\"") != std::string::npos);
+  CHECK(patch.find("metadata/forecast\n  value: \"on\"") != std::string::npos);
+  CHECK(patch.find("queues") == std::string::npos);  // only what the tuner chose
+  const std::string entry = KustomizationEntry("tune.yaml");
+  CHECK(entry.find("- path: tune.yaml") != std::string::npos);
+  CHECK(entry.find("kind: ScaledObject") != std::string::npos);
+  CHECK(entry.find("name: warmpool-worker") != std::string::npos);
+}
+
+TEST_CASE("RunTune recommends the cheapest candidate at the default's p95", "[sim][tune]") {
+  TuneOptions o;
+  o.seeds = 1;
+  o.load = [](uint64_t, Workload* w) {
+    w->name = "bursts";
+    for (int b = 0; b < 3; ++b) {
+      for (int i = 0; i < 6; ++i) {
+        Task t;
+        t.arrival_s = b * 7200 + i;
+        t.duration_s = 120;
+        w->tasks.push_back(t);
+      }
+    }
+    w->horizon_s = 3 * 7200 + 7200;
+    return Status::Ok();
+  };
+  std::ostringstream log;
+  TuneResult r;
+  REQUIRE(RunTune(o, log, &r).ok());
+  CHECK(r.warmpool.size() == 72);
+  CHECK_FALSE(r.keda.empty());
+  CHECK_FALSE(r.front.empty());
+  CHECK(r.default_point.name == "T450 prewarm=histogram forecast=shadow keepAlive=auto");
+  CHECK(r.slo_p95 == r.default_point.p95);
+  CHECK(r.slo_met);
+  CHECK(r.recommended.gpu_h <= r.default_point.gpu_h);
+  CHECK(r.recommended.p95 <= r.slo_p95);
+  if (r.keda_found) {
+    CHECK(r.keda_best.p95 <= r.recommended.p95);
+    CHECK(r.keda_best.killed == 0);
+  }
+  const std::string table = TuneReportTable(r, "p.yaml");
+  CHECK(table.find("Pareto front") != std::string::npos);
+  CHECK(table.find("cost at equal SLO") != std::string::npos);
+  CHECK(log.str().find("simulated") != std::string::npos);
+  o.slo_p95 = 0;  // unreachable: the lowest p95 on the front, flagged
+  REQUIRE(RunTune(o, log, &r).ok());
+  CHECK_FALSE(r.slo_met);
+}
+
+}  // namespace
+}  // namespace warmpool::sim
