@@ -290,13 +290,18 @@ def what_ifs(runs, base):
 
 
 def gain(on, off):
-    """Whether rule-on beats rule-off at equal service, on medians: no more GPU-h, no longer p95,
-    better on one ("gain"); "same" when both medians agree within 0.5 %; else "no gain"."""
+    """Rule on against off, on medians: "**gain**" = no more GPU-h and no longer p95, better on
+    one; "same" = both within 0.5 %; "trade" = cheaper but slower or faster but dearer (with the
+    two differences); "loss" = no better on either."""
     g_on, g_off = med([p["billedGpuHours"] for p in on]), med([p["billedGpuHours"] for p in off])
     w_on, w_off = med([p["waitP95"] for p in on]), med([p["waitP95"] for p in off])
     if abs(g_on - g_off) <= 0.005 * g_off and abs(w_on - w_off) <= 0.005 * max(w_off, 1):
         return "same"
-    return "**gain**" if g_on <= g_off and w_on <= w_off else "no gain"
+    if g_on <= g_off and w_on <= w_off:
+        return "**gain**"
+    if g_on >= g_off and w_on >= w_off:
+        return "loss"
+    return f"trade ({100 * (g_on / g_off - 1):+.0f} % GPU-h, {w_on - w_off:+.0f} s p95)"
 
 
 def prewarm_rows(runs, base):

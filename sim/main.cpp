@@ -4,12 +4,12 @@
 #include <cstdio>
 #include <fstream>
 #include <iostream>
-#include <sstream>
 #include <thread>
 
 #include <CLI/CLI.hpp>
 
 #include "common/cli.h"
+#include "common/read_file.h"
 #include "sim/keda_grid.h"
 #include "sim/recorder.h"
 #include "sim/sim_report.h"
@@ -38,22 +38,18 @@ int Fail(const std::string& msg) {
 
 Status LoadWorkload(const std::string& spec, uint64_t seed, sim::Workload* w) {
   if (sim::GenerateWorkload(spec, seed, w)) return Status::Ok();
-  std::ifstream in(spec);
-  if (!in) {
+  std::string text;
+  if (!warmpool::ReadWholeFile(spec, &text)) {
     return Status::InvalidArgument("--workload \"" + spec +
                                    "\": neither W1..W5, office, weekly, drift nor a readable CSV");
   }
-  std::stringstream buf;
-  buf << in.rdbuf();
-  return sim::ParseWorkloadCsv(buf.str(), spec, w);
+  return sim::ParseWorkloadCsv(text, spec, w);
 }
 
 Status ReadFile(const std::string& path, std::string* out) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return Status::InvalidArgument("cannot read \"" + path + "\"");
-  std::stringstream buf;
-  buf << in.rdbuf();
-  *out = buf.str();
+  if (!warmpool::ReadWholeFile(path, out)) {
+    return Status::InvalidArgument("cannot read \"" + path + "\"");
+  }
   return Status::Ok();
 }
 
