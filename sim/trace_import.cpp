@@ -55,15 +55,6 @@ std::vector<std::string_view> Split(std::string_view line) {
   }
 }
 
-bool ToDouble(std::string_view s, double* out) {
-  std::string t(s);
-  char* end = nullptr;
-  double v = std::strtod(t.c_str(), &end);
-  if (t.empty() || end != t.c_str() + t.size() || !std::isfinite(v)) return false;
-  *out = v;
-  return true;
-}
-
 bool ToInt(std::string_view s, int64_t* out) {
   auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), *out);
   return ec == std::errc() && p == s.data() + s.size();
@@ -238,7 +229,7 @@ Status ParseDurations(std::string_view text, const std::string& name,
     for (size_t i = 0; i < pct_names.size(); ++i) {
       std::string_view v = f[cols[i + 1]];
       double ms = 0;
-      if (!ToDouble(v, &ms) || ms < 0) {
+      if (!ParseFiniteDouble(v, &ms) || ms < 0) {
         return BadField(name, lines.line_no(), pct_names[i], v, "must be a duration (ms) >= 0");
       }
       if (!k.empty() && ms < k.back().second) {
@@ -301,7 +292,7 @@ bool ParseTimestamp(std::string_view s, double* out) {
   double sec = 0;
   if (!ToInt(s.substr(0, 4), &y) || !ToInt(s.substr(5, 2), &mo) || !ToInt(s.substr(8, 2), &d) ||
       !ToInt(s.substr(11, 2), &h) || !ToInt(s.substr(14, 2), &mi) ||
-      !ToDouble(s.substr(17), &sec) || h > 23 || mi > 59 || sec < 0 || sec >= 61) {
+      !ParseFiniteDouble(s.substr(17), &sec) || h > 23 || mi > 59 || sec < 0 || sec >= 61) {
     return false;
   }
   using namespace std::chrono;
@@ -420,7 +411,7 @@ Status ImportAlibabaGpu2023(std::string_view pods_csv, const std::string& name,
     if (!ToInt(f[c[0]], &gpus) || gpus < 0) {
       return BadField(name, ln, "num_gpu", f[c[0]], "must be a whole number >= 0");
     }
-    if (!ToDouble(f[c[1]], &created) || created < 0) {
+    if (!ParseFiniteDouble(f[c[1]], &created) || created < 0) {
       return BadField(name, ln, "creation_time", f[c[1]], "must be seconds >= 0");
     }
     if (created < start || created >= end) continue;
@@ -432,10 +423,10 @@ Status ImportAlibabaGpu2023(std::string_view pods_csv, const std::string& name,
       ++never_ran;
       continue;
     }
-    if (!ToDouble(f[c[2]], &scheduled) || scheduled < created) {
+    if (!ParseFiniteDouble(f[c[2]], &scheduled) || scheduled < created) {
       return BadField(name, ln, "scheduled_time", f[c[2]], "must be empty or >= creation_time");
     }
-    if (!ToDouble(f[c[3]], &deleted) || deleted < scheduled) {
+    if (!ParseFiniteDouble(f[c[3]], &deleted) || deleted < scheduled) {
       return BadField(name, ln, "deletion_time", f[c[3]], "must be >= scheduled_time");
     }
     double run = deleted - scheduled;

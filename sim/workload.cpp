@@ -33,15 +33,6 @@ std::vector<std::string_view> SplitLine(std::string_view line) {
   return out;
 }
 
-bool ToDouble(std::string_view s, double* out) {
-  std::string t(s);
-  char* end = nullptr;
-  double v = std::strtod(t.c_str(), &end);
-  if (t.empty() || end != t.c_str() + t.size() || !std::isfinite(v)) return false;
-  *out = v;
-  return true;
-}
-
 // Lognormal with the given median and 95th percentile.
 double LogNormal(std::mt19937_64& rng, double median, double p95) {
   const double sigma = std::log(p95 / median) / kZ95;
@@ -121,15 +112,15 @@ Status ParseWorkloadCsv(std::string_view text, const std::string& name, Workload
                                      std::to_string(fields.size()));
     }
     Task t;
-    if (!ToDouble(fields[0], &t.arrival_s) || t.arrival_s < 0) {
+    if (!ParseFiniteDouble(fields[0], &t.arrival_s) || t.arrival_s < 0) {
       return Status::InvalidArgument(where + "arrival_s=\"" + std::string(fields[0]) +
                                      "\": must be a number >= 0");
     }
-    if (!ToDouble(fields[1], &t.duration_s) || t.duration_s <= 0) {
+    if (!ParseFiniteDouble(fields[1], &t.duration_s) || t.duration_s <= 0) {
       return Status::InvalidArgument(where + "duration_s=\"" + std::string(fields[1]) +
                                      "\": must be a number > 0");
     }
-    if (eta_col >= 0 && !fields[eta_col].empty() && !ToDouble(fields[eta_col], &t.eta_s)) {
+    if (eta_col >= 0 && !fields[eta_col].empty() && !ParseFiniteDouble(fields[eta_col], &t.eta_s)) {
       return Status::InvalidArgument(where + "eta_s=\"" + std::string(fields[eta_col]) +
                                      "\": must be a number or empty");
     }
@@ -219,6 +210,15 @@ bool GenerateWorkload(const std::string& name, uint64_t seed, Workload* out) {
   }
   Finish(&w);
   *out = std::move(w);
+  return true;
+}
+
+bool ParseFiniteDouble(std::string_view s, double* out) {
+  std::string t(s);
+  char* end = nullptr;
+  double v = std::strtod(t.c_str(), &end);
+  if (t.empty() || end != t.c_str() + t.size() || !std::isfinite(v)) return false;
+  *out = v;
   return true;
 }
 

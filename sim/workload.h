@@ -29,6 +29,10 @@ struct Workload {
 // the line and the bad field. Pure.
 Status ParseWorkloadCsv(std::string_view text, const std::string& name, Workload* out);
 
+// A whole field as a finite number (strtod syntax, nothing around it). The workload and trace
+// parsers' number rule. Pure.
+bool ParseFiniteDouble(std::string_view s, double* out);
+
 // The CSV ParseWorkloadCsv reads (header included). Pure.
 std::string FormatWorkloadCsv(const Workload& w);
 
