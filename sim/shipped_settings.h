@@ -26,8 +26,8 @@ inline constexpr int64_t kScaleUpPods = 4;
 inline constexpr int64_t kPolicyPeriodS = 15;  // periodSeconds of every policy above
 
 // manifests/base/worker-deployment.yaml
-inline constexpr int64_t kTerminationGracePeriodS = 7230;
-inline constexpr int64_t kWorkerGraceS = 7200;            // --grace-seconds
+inline constexpr int64_t kTerminationGracePeriodS = 86430;
+inline constexpr int64_t kWorkerGraceS = 86400;           // --grace-seconds
 inline constexpr int64_t kWorkerVisibilityTimeoutS = -1;  // --visibility-timeout; -1 = not set
 
 // The trigger metadata keys of scaledobject.yaml that the policy reads (connection, queue and
