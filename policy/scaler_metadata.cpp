@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <functional>
+#include <limits>
 #include <string_view>
 
 #include "policy/metadata_keys.h"
@@ -190,16 +191,22 @@ void ParseSizingKeys(Parser& p, ScalerMetadata& m) {
   p.Int("maxReplicas", 1, &m.max_replicas);
 }
 
+// a + b for a, b >= 0, saturating: coldStartSeconds and drainSeconds may be any int64 >= 0.
+int64_t SaturatingAdd(int64_t a, int64_t b) {
+  return a > std::numeric_limits<int64_t>::max() - b ? std::numeric_limits<int64_t>::max() : a + b;
+}
+
 // The queue-wait objective and the drain horizon that follows from it (after coldStartSeconds).
 void ParseObjectiveKeys(const std::map<std::string, std::string>& raw, Parser& p,
                         ScalerMetadata& m) {
   const int64_t c = m.cold_start_seconds;
-  int64_t target = c + std::max<int64_t>(1, c / 2);  // auto: 1.5 x coldStartSeconds
+  const int64_t automatic = SaturatingAdd(c, std::max<int64_t>(1, c / 2));  // 1.5 x C
+  int64_t target = automatic;
   const auto tw = raw.find("targetWaitSeconds");
   if (tw != raw.end() && Lower(Trim(tw->second)) != "auto") {
     if (!ParseInt64(Trim(tw->second), &target) || target < 1) {
       p.Bad("targetWaitSeconds", tw->second, "must be auto or an integer number of seconds >= 1");
-      target = c + std::max<int64_t>(1, c / 2);
+      target = automatic;
     }
   }
   m.target_wait_seconds = target;
@@ -216,7 +223,7 @@ void ParseObjectiveKeys(const std::map<std::string, std::string>& raw, Parser& p
       m.drain_seconds.reset();
     } else if (ParseInt64(v, &seconds) && seconds >= 1) {
       m.drain_seconds = seconds;
-      m.target_wait_seconds = c + seconds;
+      m.target_wait_seconds = SaturatingAdd(c, seconds);
     } else {
       p.Bad("drainSeconds", it->second, "must be auto, off or an integer number of seconds >= 1");
     }

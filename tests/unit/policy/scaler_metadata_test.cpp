@@ -244,6 +244,11 @@ TEST_CASE("targetWaitSeconds is the objective the drain horizon follows from", "
   CHECK(m.target_wait_seconds == 380);
   CHECK(MustParse({{"targetWaitSeconds", "auto"}, {"coldStartSeconds", "100"}})
             .metadata.target_wait_seconds == 150);
+  // The largest values saturate instead of overflowing.
+  m = MustParse({{"coldStartSeconds", "9223372036854775807"}, {"drainSeconds", "9"}}).metadata;
+  CHECK(m.target_wait_seconds == INT64_MAX);
+  CHECK(MustParse({{"coldStartSeconds", "9223372036854775807"}}).metadata.target_wait_seconds ==
+        INT64_MAX);
   ParsedMetadata out;
   Status s = ParseScalerMetadata({{"targetWaitSeconds", "600"}, {"drainSeconds", "80"}}, &out);
   REQUIRE(s.code() == Status::Code::kInvalidArgument);
