@@ -9,51 +9,13 @@
 #include <map>
 #include <random>
 
+#include "sim/csv_lines.h"
+
 namespace warmpool::sim {
 namespace {
 
 constexpr double kHour = 3600;
 constexpr double kMinDuration = 0.001;  // FormatWorkloadCsv keeps milliseconds
-
-// Line-by-line reader over CSV text: skips empty lines, counts lines from 1.
-class Lines {
- public:
-  explicit Lines(std::string_view text) : text_(text) {}
-  bool Next(std::string_view* line) {
-    while (pos_ < text_.size()) {
-      size_t nl = text_.find('\n', pos_);
-      if (nl == std::string_view::npos) nl = text_.size();
-      std::string_view l = text_.substr(pos_, nl - pos_);
-      pos_ = nl + 1;
-      ++line_no_;
-      if (!l.empty() && l.back() == '\r') l.remove_suffix(1);
-      if (l.empty()) continue;
-      *line = l;
-      return true;
-    }
-    return false;
-  }
-  int line_no() const { return line_no_; }
-
- private:
-  std::string_view text_;
-  size_t pos_ = 0;
-  int line_no_ = 0;
-};
-
-std::vector<std::string_view> Split(std::string_view line) {
-  std::vector<std::string_view> out;
-  size_t start = 0;
-  while (true) {
-    size_t comma = line.find(',', start);
-    if (comma == std::string_view::npos) {
-      out.push_back(line.substr(start));
-      return out;
-    }
-    out.push_back(line.substr(start, comma - start));
-    start = comma + 1;
-  }
-}
 
 bool ToInt(std::string_view s, int64_t* out) {
   auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), *out);
@@ -81,11 +43,12 @@ Status BadField(const std::string& name, int line_no, std::string_view field,
 }
 
 // Reads the header line and finds the required columns (in order of `names`).
-Status ReadHeader(Lines& lines, const std::string& name, const std::vector<std::string_view>& names,
-                  std::vector<std::string_view>* header, std::vector<int>* cols) {
+Status ReadHeader(CsvLines& lines, const std::string& name,
+                  const std::vector<std::string_view>& names, std::vector<std::string_view>* header,
+                  std::vector<int>* cols) {
   std::string_view line;
   if (!lines.Next(&line)) return Status::InvalidArgument(name + ": empty file (no header)");
-  *header = Split(line);
+  *header = SplitCsvFields(line);
   cols->clear();
   for (std::string_view n : names) {
     const int c = Column(*header, n);
@@ -157,7 +120,7 @@ struct AzureFunction {
 
 Status ParseInvocations(std::string_view text, const std::string& name, const ImportOptions& opt,
                         std::vector<AzureFunction>* out, bool* has_trigger) {
-  Lines lines(text);
+  CsvLines lines(text);
   std::vector<std::string_view> header;
   std::vector<int> cols;
   if (Status s = ReadHeader(lines, name, {"HashFunction"}, &header, &cols); !s.ok()) return s;
@@ -178,7 +141,7 @@ Status ParseInvocations(std::string_view text, const std::string& name, const Im
   const int64_t end = static_cast<int64_t>(std::ceil((opt.start_hour + opt.hours) * 60));
   std::string_view line;
   while (lines.Next(&line)) {
-    auto f = Split(line);
+    auto f = SplitCsvFields(line);
     if (Status s = CheckFieldCount(name, lines.line_no(), f.size(), header.size()); !s.ok()) {
       return s;
     }
@@ -211,7 +174,7 @@ using Knots = std::vector<std::pair<double, double>>;  // (probability, duration
 // Duration knots per function hash, from the durations-percentiles file.
 Status ParseDurations(std::string_view text, const std::string& name,
                       std::map<std::string, Knots>* out) {
-  Lines lines(text);
+  CsvLines lines(text);
   std::vector<std::string_view> names = {"HashFunction"};
   std::vector<std::string> pct_names;
   for (const char* p : kPercentiles) pct_names.push_back(std::string("percentile_Average_") + p);
@@ -221,7 +184,7 @@ Status ParseDurations(std::string_view text, const std::string& name,
   if (Status s = ReadHeader(lines, name, names, &header, &cols); !s.ok()) return s;
   std::string_view line;
   while (lines.Next(&line)) {
-    auto f = Split(line);
+    auto f = SplitCsvFields(line);
     if (Status s = CheckFieldCount(name, lines.line_no(), f.size(), header.size()); !s.ok()) {
       return s;
     }
@@ -387,7 +350,7 @@ Status ImportAlibabaGpu2023(std::string_view pods_csv, const std::string& name,
                             const ImportOptions& opt, Workload* out, std::string* summary) {
   if (Status s = CheckOptions(name, opt); !s.ok()) return s;
   if (!(opt.max_duration_h > 0)) return Status::InvalidArgument(name + ": max_duration_h <= 0");
-  Lines lines(pods_csv);
+  CsvLines lines(pods_csv);
   std::vector<std::string_view> header;
   std::vector<int> c;
   if (Status s =
@@ -403,7 +366,7 @@ Status ImportAlibabaGpu2023(std::string_view pods_csv, const std::string& name,
   w.name = name;
   std::string_view line;
   while (lines.Next(&line)) {
-    auto f = Split(line);
+    auto f = SplitCsvFields(line);
     const int ln = lines.line_no();
     if (Status s = CheckFieldCount(name, ln, f.size(), header.size()); !s.ok()) return s;
     int64_t gpus = 0;
@@ -466,7 +429,7 @@ Status ImportAzureLlm2023(std::string_view requests_csv, const std::string& name
       opt.prefill_s_per_token + opt.decode_s_per_token + opt.request_overhead_s <= 0) {
     return Status::InvalidArgument(name + ": per-token times must be >= 0, not all 0");
   }
-  Lines lines(requests_csv);
+  CsvLines lines(requests_csv);
   std::vector<std::string_view> header;
   std::vector<int> c;
   if (Status s =
@@ -481,7 +444,7 @@ Status ImportAzureLlm2023(std::string_view requests_csv, const std::string& name
   std::vector<Request> reqs;
   std::string_view line;
   while (lines.Next(&line)) {
-    auto f = Split(line);
+    auto f = SplitCsvFields(line);
     const int ln = lines.line_no();
     if (Status s = CheckFieldCount(name, ln, f.size(), header.size()); !s.ok()) return s;
     Request r{};

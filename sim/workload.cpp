@@ -7,6 +7,7 @@
 #include <numbers>
 #include <random>
 
+#include "sim/csv_lines.h"
 #include "sim/workload_families.h"
 
 namespace warmpool::sim {
@@ -15,23 +16,6 @@ namespace {
 constexpr double kHour = 3600;
 constexpr double kDay = 86400;
 constexpr double kZ95 = 1.6448536269514722;
-
-std::vector<std::string_view> SplitLine(std::string_view line) {
-  std::vector<std::string_view> out;
-  size_t start = 0;
-  while (start <= line.size()) {
-    size_t comma = line.find(',', start);
-    if (comma == std::string_view::npos) comma = line.size();
-    std::string_view f = line.substr(start, comma - start);
-    while (!f.empty() && (f.front() == ' ' || f.front() == '\t')) f.remove_prefix(1);
-    while (!f.empty() && (f.back() == ' ' || f.back() == '\t' || f.back() == '\r')) {
-      f.remove_suffix(1);
-    }
-    out.push_back(f);
-    start = comma + 1;
-  }
-  return out;
-}
 
 // Lognormal with the given median and 95th percentile.
 double LogNormal(std::mt19937_64& rng, double median, double p95) {
@@ -74,20 +58,15 @@ double Diurnal(double t, double peak_rate) {
 Status ParseWorkloadCsv(std::string_view text, const std::string& name, Workload* out) {
   Workload w;
   w.name = name;
-  size_t pos = 0;
-  int line_no = 0;
+  CsvLines lines(text, CsvLines::Comments::kSkip);
+  std::string_view line;
   int eta_col = -1, queue_col = -1;
   bool header = true;
   double last_runnable = 0, longest = 0;
-  while (pos < text.size()) {
-    size_t nl = text.find('\n', pos);
-    if (nl == std::string_view::npos) nl = text.size();
-    std::string_view line = text.substr(pos, nl - pos);
-    pos = nl + 1;
-    ++line_no;
-    if (line.empty() || line == "\r" || line.front() == '#') continue;
-    auto fields = SplitLine(line);
-    const std::string where = "workload " + name + " line " + std::to_string(line_no) + ": ";
+  while (lines.Next(&line)) {
+    auto fields = SplitCsvFields(line, CsvTrim::kSpaces);
+    const std::string where =
+        "workload " + name + " line " + std::to_string(lines.line_no()) + ": ";
     if (header) {
       header = false;
       if (fields.size() < 2 || fields[0] != "arrival_s" || fields[1] != "duration_s") {
