@@ -68,3 +68,39 @@ def dominating(policy, points):
     """The points that dominate policy (no more GPU-h, no worse p95, no more kills, better on
     one), cheapest first."""
     return sorted((p for p in points if dominates(p, policy)), key=lambda p: (p.gpuh, p.p95))
+
+
+def rule_verdict(on, off, off_settings):
+    """A rule judged at equal p95: on = the policy with the rule (a Point), off = the policy
+    without it at the same settings, off_settings = the policy without it at the other settings
+    of a sweep (the knobs that trade GPU-h for wait). Returns (verdict, ratio, point):
+    "same" when on and off are within 0.5 % on both axes; else ratio = on's GPU-h / that of the
+    cheapest off setting whose p95 is no worse than on's (point): "gain" below 0.995, "loss"
+    above 1.005, "same" between; when no off setting is as fast as on, against the fastest one:
+    "gain" when on bills no more, else "trade" (faster, dearer)."""
+    if abs(on.gpuh - off.gpuh) <= 0.005 * off.gpuh and abs(on.p95 - off.p95) <= 0.005 * max(
+            off.p95, 1):
+        return "same", 1.0, off
+    settings = [off] + list(off_settings)
+    ratio, best = cost_at_equal_slo(on, settings)
+    if best is not None:
+        return ("gain" if ratio < 0.995 else "loss" if ratio > 1.005 else "same"), ratio, best
+    fastest = min((p for p in settings if p.killed == 0), key=lambda p: (p.p95, p.gpuh),
+                  default=None)
+    if fastest is None:
+        return "gain", None, None
+    ratio = on.gpuh / fastest.gpuh
+    return ("gain" if on.gpuh <= fastest.gpuh else "trade"), ratio, fastest
+
+
+def rule_text(verdict, ratio, best):
+    """A rule's verdict with its GPU-h ratio and the off setting it was judged against (swept
+    Points are named "policy, setting"; the others stand for the shipped settings)."""
+    setting = best.name.split(", ")[1] if best and ", " in best.name else None
+    if verdict == "same" and setting is None:
+        return "same"
+    text = "**gain**" if verdict == "gain" else verdict
+    if ratio is None:
+        return text
+    against = "against the fastest off" if verdict == "trade" else "at equal p95"
+    return f"{text} ({ratio:.2f}× GPU-h {against}: off with {setting or 'the shipped settings'})"

@@ -27,6 +27,7 @@ import time
 
 import scaling_pareto as pareto
 import scaling_plots
+import scaling_population as population
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 TEMPLATE = os.path.join(ROOT, "scripts", "templates", "SCALING.md.in")
@@ -79,6 +80,8 @@ def available(w):
 
 def workload_arg(out_dir, w, s):
     """--workload for one run: the generator's name, or the trace imported for seed s."""
+    if w.startswith(population.PREFIX):
+        return population.workload_csv(out_dir, w)
     return os.path.join(out_dir, f"trace-{w}-{s}.csv") if WORKLOADS[w].source else w
 COST_TARGET = {"bursty": 0.7, "steady": 0.95}
 ORACLE_DURATIONS_TARGET = 1.5
@@ -92,6 +95,14 @@ NO_TAIL = ["--cluster", "vmBootP95=240", "--cluster", "driverP95=90"]
 FAST_NODES = ["--cluster", "vmBootMedian=35", "--cluster", "vmBootP95=60", "--cluster",
               "driverMedian=5", "--cluster", "driverP95=10", "--cluster", "imagePullSeconds=5"]
 COMPARED = ["--policies", "warmpool,keda-redis-cd300,oracle"]
+# The knobs that trade GPU-h for wait, swept to judge a rule and the arrival-blind oracle at equal
+# p95: targetWaitSeconds around the default 450 (1.5 x coldStartSeconds 300), and keepAlive.
+SWEEP = [(f"t{t}", ["--meta", f"targetWaitSeconds={t}"]) for t in (375, 525, 600, 750)] + \
+    [(f"ka{k}", ["--meta", f"keepAlive={k}"]) for k in (300, 900, 1800)]
+SWEPT = ["--policies", "warmpool,warmpool-prewarm-off,oracle-durations"]
+# The arrival-blind oracle's lean rule asks for fewer replicas than warmpool's at the same
+# drainSeconds, so its sweep also goes below warmpool's.
+ORACLE_SWEEP = [(f"t{t}", ["--meta", f"targetWaitSeconds={t}"]) for t in (310, 330, 350)]
 
 
 # ---- runs ----------------------------------------------------------------------------------------
@@ -110,6 +121,9 @@ def job_list(seeds):
             jobs.append(("grid", w, s, GRID))
             # The time-of-day forecast acting (the default runs it in shadow mode).
             jobs.append(("forecast", w, s, ["--meta", "forecast=on", "--policies", "warmpool"]))
+            jobs += [(kind, w, s, meta + SWEPT) for kind, meta in SWEEP]
+            jobs += [(kind, w, s, meta + ["--policies", "oracle-durations"])
+                     for kind, meta in ORACLE_SWEEP]
     for s in seeds:
         # What-if: boot times without their tail, every policy alike.
         jobs.append(("notail", "W2", s, NO_TAIL + COMPARED))
@@ -140,6 +154,8 @@ def import_traces(sim, out_dir, seeds):
 def run_all(sim, out_dir, seeds, parallel, resume=False):
     import_traces(sim, out_dir, seeds)
     jobs = job_list(seeds)
+    members = population.import_all(sim, out_dir, TRACE_DATA, AZF)
+    jobs += population.jobs(members, SWEEP)
     # Longest runs (W3, then W5) first so the parallel runs finish together.
     order = {"W3": 0, "weekly": 0, "drift": 0, "W5": 1, "office": 1, "W2": 2, "W4": 3, "W1": 4}
     jobs.sort(key=lambda j: (order.get(j[1], 2), j[0] != "grid"))
@@ -289,39 +305,40 @@ def what_ifs(runs, base):
     return v
 
 
-def gain(on, off):
-    """Rule on against off, on medians: "**gain**" = no more GPU-h and no longer p95, better on
-    one; "same" = both within 0.5 %; "trade" = cheaper but slower or faster but dearer (with the
-    two differences); "loss" = no better on either."""
-    g_on, g_off = med([p["billedGpuHours"] for p in on]), med([p["billedGpuHours"] for p in off])
-    w_on, w_off = med([p["waitP95"] for p in on]), med([p["waitP95"] for p in off])
-    if abs(g_on - g_off) <= 0.005 * g_off and abs(w_on - w_off) <= 0.005 * max(w_off, 1):
-        return "same"
-    if g_on <= g_off and w_on <= w_off:
-        return "**gain**"
-    if g_on >= g_off and w_on >= w_off:
-        return "loss"
-    return f"trade ({100 * (g_on / g_off - 1):+.0f} % GPU-h, {w_on - w_off:+.0f} s p95)"
+def swept(runs, w, name, sweep=SWEEP):
+    """name's Point at each swept setting of workload w (the sweep runs that have it)."""
+    out = []
+    for kind, meta in sweep:
+        ps = runs.by_policy(kind, w).get(name)
+        label = f"{name}, `{meta[1].replace('=', ' ')}`"
+        if ps:
+            out.append(pareto.summarize({label: ps})[label])
+    return out
 
 
 def prewarm_rows(runs, base):
     """Per workload: warmpool as shipped (learned pre-warm on, forecast in shadow), without the
-    learned pre-warm, and with the forecast acting; and whether each rule gains."""
-    rows, gains = [], {"histogram": 0, "forecast": 0}
+    learned pre-warm, and with the forecast acting; each rule judged at equal p95 against the
+    policy without it swept over targetWaitSeconds and keepAlive (scaling_pareto.rule_verdict)."""
+    rows, gains = [], collections.Counter()
     for w in WORKLOADS:
         b = base[w]
         fc = runs.by_policy("forecast", w).get("warmpool")
         if not b or "warmpool-prewarm-off" not in b or not fc:
             continue
-        wp, off = b["warmpool"], b["warmpool-prewarm-off"]
+        pts = pareto.summarize({"warmpool": b["warmpool"], "off": b["warmpool-prewarm-off"],
+                                "forecast": fc})
 
         def cell(ps):
             return (f"{mmm([p['billedGpuHours'] for p in ps])} / "
                     f"{mmm([p['waitP95'] for p in ps], '{:.0f}')}")
-        g_hist, g_fc = gain(wp, off), gain(fc, wp)
-        gains["histogram"] += g_hist == "**gain**"
-        gains["forecast"] += g_fc == "**gain**"
-        rows.append(f"| {w} | {cell(wp)} | {cell(off)} | {g_hist} | {cell(fc)} | {g_fc} |")
+        g_hist = pareto.rule_verdict(pts["warmpool"], pts["off"],
+                                     swept(runs, w, "warmpool-prewarm-off"))
+        g_fc = pareto.rule_verdict(pts["forecast"], pts["warmpool"], swept(runs, w, "warmpool"))
+        gains["histogram " + g_hist[0]] += 1
+        gains["forecast " + g_fc[0]] += 1
+        rows.append(f"| {w} | {cell(b['warmpool'])} | {cell(b['warmpool-prewarm-off'])} "
+                    f"| {pareto.rule_text(*g_hist)} | {cell(fc)} | {pareto.rule_text(*g_fc)} |")
     return "\n".join(rows), gains
 
 
@@ -342,9 +359,10 @@ def results_sections(base):
 
 
 # ---- judged at equal service (issue 21) ----------------------------------------------------------
-def equal_service(base, grid):
+def equal_service(base, grid, oracle_sweep):
     """Per workload: warmpool's, the oracles' and every grid configuration's Point, the front,
-    cost at equal SLO and the grid configurations that dominate warmpool."""
+    cost at equal SLO, the grid configurations that dominate warmpool, and the cheapest
+    arrival-blind oracle (of oracle_sweep[w] and its default) that waits no longer than warmpool."""
     out = {}
     for w in WORKLOADS:
         pols = pareto.summarize(base[w])
@@ -357,6 +375,15 @@ def equal_service(base, grid):
                   "oracle-durations": pols.get("oracle-durations"), "points": points,
                   "front": pareto.pareto_front(points), "ratio": ratio, "best": best,
                   "dominating": pareto.dominating(wp, points)}
+        od = [pols["oracle-durations"]] if "oracle-durations" in pols else []
+        od += oracle_sweep.get(w, [])
+        out[w]["od-at-p95"] = pareto.cheapest_at_slo(od, wp.p95)
+        # What the cost at equal SLO could be at warmpool's p95: the oracles' GPU-h there (the
+        # arrival-blind one's cheapest setting, the clairvoyant one when as fast) / the grid's.
+        oracle = pols.get("oracle")
+        oracle = oracle if oracle and oracle.p95 <= wp.p95 else None
+        out[w]["od-bound"], out[w]["oracle-bound"] = (
+            o.gpuh / best.gpuh if o and best else None for o in (out[w]["od-at-p95"], oracle))
     return out
 
 
@@ -395,9 +422,18 @@ def dominating_text(e, limit=5):
     return ", ".join(names[:limit]) + more
 
 
-def oracle_ratio(e):
-    od = e["oracle-durations"]
+def oracle_ratio(e, key="oracle-durations"):
+    od = e[key]
     return e["warmpool"].gpuh / od.gpuh if od and od.gpuh else None
+
+
+def oracle_at_p95_text(e):
+    """warmpool / the cheapest arrival-blind oracle setting that waits no longer than warmpool."""
+    od = e["od-at-p95"]
+    if od is None:
+        return "no oracle-durations setting swept waits as little as warmpool"
+    setting = od.name.split(", ")[1] if ", " in od.name else "the shipped settings"
+    return f"{oracle_ratio(e, 'od-at-p95'):.2f}× (oracle-durations with {setting}, p95 {od.p95:.0f} s)"
 
 
 def equal_service_sections(es):
@@ -421,7 +457,8 @@ def equal_service_sections(es):
             f"**Cost at equal SLO** (warmpool GPU-h / that config's): {cost_text(e)}. "
             f"Grid configs that dominate warmpool: {dominating_text(e)}. "
             f"warmpool / oracle-durations GPU-h: "
-            f"{'-' if ratio is None else f'{ratio:.2f}'}. "
+            f"{'-' if ratio is None else f'{ratio:.2f}'}; against the cheapest "
+            f"oracle-durations that waits no longer than warmpool: {oracle_at_p95_text(e)}. "
             f"{len(e['points'])} grid configs, {sum(p.killed == 0 for p in e['points'])} "
             f"kill nothing; the front (GPU-h / p95): {front_text(e['front'])}.\n")
     return "\n".join(out)
@@ -435,8 +472,14 @@ def equal_service_targets(es, base):
         target = COST_TARGET[kind]
         cost = (cost_text(e) if e["ratio"] is None else
                 f"{e['ratio']:.2f} ({verdict(e['ratio'] <= target)})")
+        cost += "" if e["ratio"] is None else "; bounds: " + ", ".join(
+            f"{name} {'-' if b is None else f'{b:.2f}'}"
+            for name, b in (("oracle-durations", e["od-bound"]), ("oracle", e["oracle-bound"])))
         ratio = oracle_ratio(e)
         orc = "-" if ratio is None else f"{ratio:.2f}× ({verdict(ratio <= ORACLE_DURATIONS_TARGET)})"
+        at_p95 = oracle_ratio(e, "od-at-p95")
+        orc += "; at warmpool's p95: " + ("none as fast" if at_p95 is None else
+                                          f"{at_p95:.2f}× ({verdict(at_p95 <= ORACLE_DURATIONS_TARGET)})")
         dom = dominating_text(e, 3)
         kills = field(base[w], "warmpool", "killedTasks")
         rev = field(base[w], "warmpool", "reversalsPerHour")
@@ -471,11 +514,22 @@ def figures(runs, commit, es):
     v["results_sections"] = results_sections(base)
     v["equal_service_sections"] = equal_service_sections(es)
     v["equal_service_targets"] = equal_service_targets(es, base)
+    for w in ("office", "weekly"):  # the bounds the prose cites
+        for key, name in (("od-bound", "bound"), ("oracle-bound", "oracle_bound")):
+            b = es.get(w, {}).get(key)
+            v[f"{name}_{w}"] = "-" if b is None else f"{b:.2f}×"
     v.update(cluster_values(runs.load("base", "W1")[0]["cluster"]))
     v.update(what_ifs(runs, base))
     v["prewarm_rows"], gains = prewarm_rows(runs, base)
-    v["histogram_gains"] = str(gains["histogram"])
-    v["forecast_gains"] = str(gains["forecast"])
+    v.update({f"{rule}_{k}": str(gains[f"{rule} {verdict}"]) for rule in ("histogram", "forecast")
+              for k, verdict in (("gains", "gain"), ("losses", "loss"))})
+    members = [population.PREFIX + fn for fn in population.functions(TRACE_DATA)]
+    counts, judged = population.summary(runs.out_dir, members, SWEEP, run_path)
+    if judged:
+        total, p95 = population.totals(judged)
+        v.update({"pop_n": str(len(judged)), "pop_rows": population.table(judged),
+                  "pop_total": f"{total:.3f}×", "pop_p95": f"{p95:+.0f}"})
+        v.update({f"pop_{k}": str(counts[k]) for k in ("gain", "same", "loss", "trade")})
     return v
 
 
@@ -526,7 +580,9 @@ def main():
               file=sys.stderr)
     runs = Runs(out_dir, seeds)
     base = {w: runs.by_policy("base", w) for w in WORKLOADS}
-    es = equal_service(base, {w: runs.by_policy("grid", w) for w in WORKLOADS})
+    es = equal_service(base, {w: runs.by_policy("grid", w) for w in WORKLOADS},
+                       {w: swept(runs, w, "oracle-durations", SWEEP + ORACLE_SWEEP)
+                        for w in WORKLOADS})
     scaling_plots.plot(runs, os.path.join(args.docs, "img"), WORKLOADS)
     scaling_plots.plot_pareto(es, os.path.join(args.docs, "img"))
     with open(TEMPLATE) as f:

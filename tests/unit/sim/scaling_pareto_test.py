@@ -75,5 +75,42 @@ class CostAtEqualSlo(unittest.TestCase):
                          ["cheap-slow"])
 
 
+class RuleVerdict(unittest.TestCase):
+    OFF = P("off", 100, 600, 0)
+    SWEEP = [P("off-slower", 60, 800, 0), P("off-faster", 200, 450, 0), P("off-kills", 10, 10, 4)]
+
+    def test_same_within_half_a_percent(self):
+        self.assertEqual(sp.rule_verdict(P("on", 100.4, 602, 0), self.OFF, self.SWEEP)[0], "same")
+
+    def test_cheaper_at_equal_p95_is_a_gain_even_when_slower_than_off(self):
+        # On waits longer than off (700 > 600) but bills less than the cheapest off setting that
+        # waits no longer (off itself, 100): a gain at equal p95, 0.8 of it.
+        verdict, ratio, best = sp.rule_verdict(P("on", 80, 700, 0), self.OFF, self.SWEEP)
+        self.assertEqual((verdict, best.name), ("gain", "off"))
+        self.assertAlmostEqual(ratio, 0.8)
+
+    def test_dearer_at_equal_p95_is_a_loss(self):
+        # Faster than off, but the off setting as fast (450) bills less: a loss, not a trade.
+        verdict, ratio, best = sp.rule_verdict(P("on", 250, 440, 0), self.OFF,
+                                               [P("off-fast", 200, 440, 0)])
+        self.assertEqual((verdict, best.name), ("loss", "off-fast"))
+        self.assertAlmostEqual(ratio, 1.25)
+
+    def test_faster_than_every_off_setting(self):
+        # The killing setting never counts; the fastest clean one is off-faster (450 s, 200).
+        self.assertEqual(sp.rule_verdict(P("on", 150, 400, 0), self.OFF, self.SWEEP)[:2],
+                         ("gain", 0.75))
+        self.assertEqual(sp.rule_verdict(P("on", 300, 400, 0), self.OFF, self.SWEEP)[:2],
+                         ("trade", 1.5))
+
+    def test_text_names_the_setting_judged_against(self):
+        self.assertEqual(sp.rule_text("same", 1.0, self.OFF), "same")
+        self.assertEqual(sp.rule_text("gain", 0.5, P("off, `keepAlive 300`", 1, 1, 0)),
+                         "**gain** (0.50× GPU-h at equal p95: off with `keepAlive 300`)")
+        self.assertEqual(sp.rule_text("trade", 1.5, self.OFF),
+                         "trade (1.50× GPU-h against the fastest off: off with the shipped "
+                         "settings)")
+
+
 if __name__ == "__main__":
     unittest.main()

@@ -1,0 +1,100 @@
+"""The learned pre-warm on a population of real functions, for scaling_report.py: every function of
+the Azure Functions 2019 day (Shahrad et al., ATC 2020) with 8 to 20,000 invocations in the
+import window (the first 8 hours), chosen by that rule alone, imported once (seed 1) and run with
+and without the rule; the rule is judged at equal p95 against the policy without it swept over
+the same settings as the report's workloads (scaling_pareto.rule_verdict).
+"""
+import collections
+import csv
+import json
+import os
+import statistics
+import subprocess
+
+import scaling_pareto as pareto
+
+PREFIX = "azfpop-"
+MIN_CALLS, MAX_CALLS, WINDOW_MINUTES = 8, 20000, 8 * 60
+INVOCATIONS = os.path.join("azure_functions_2019_fullday", "400_inv.csv")
+
+
+def functions(trace_dir):
+    """The 12-character HashFunction prefixes of the population, in file order ([] without data)."""
+    path = os.path.join(trace_dir, INVOCATIONS)
+    if not os.path.exists(path):
+        return []
+    out = []
+    with open(path, newline="") as f:
+        rows = csv.reader(f)
+        first = next(rows).index("minute_1")
+        for r in rows:
+            calls = sum(int(x) for x in r[first:first + WINDOW_MINUTES])
+            if MIN_CALLS <= calls <= MAX_CALLS:
+                out.append(r[0][:12])
+    return out
+
+
+def workload_csv(out_dir, w):
+    """The imported CSV of population member w (PREFIX + function)."""
+    return os.path.join(out_dir, f"trace-{w}-1.csv")
+
+
+def import_all(sim, out_dir, trace_dir, azf_args):
+    """Imports every function of the population once (seed 1); returns the member names."""
+    members = [PREFIX + fn for fn in functions(trace_dir)]
+    for w in members:
+        args = [a.replace("{T}", trace_dir) for a in azf_args]
+        subprocess.run([sim, "import"] + args + ["--function", w[len(PREFIX):], "--seed", "1",
+                                                 "--out", workload_csv(out_dir, w)],
+                       check=True, stderr=subprocess.DEVNULL)
+    return members
+
+
+def jobs(members, sweep):
+    """(kind, workload, seed, extra args): the rule on and off, then off at each swept setting."""
+    out = []
+    for w in members:
+        out.append(("base", w, "1", ["--policies", "warmpool,warmpool-prewarm-off"]))
+        out += [(kind, w, "1", meta + ["--policies", "warmpool-prewarm-off"])
+                for kind, meta in sweep]
+    return out
+
+
+def _point(path, policy, label):
+    if not os.path.exists(path):
+        return None
+    with open(path) as f:
+        runs = [p for p in json.load(f)["policies"] if p["policy"] == policy]
+    return pareto.summarize({label: runs})[label] if runs else None
+
+
+def summary(out_dir, members, sweep, run_path):
+    """(verdict counts, [(member, verdict, ratio, on, off)] of the members judged)."""
+    counts, judged = collections.Counter(), []
+    for w in members:
+        base = run_path(out_dir, "base", w, "1")
+        on, off = _point(base, "warmpool", "on"), _point(base, "warmpool-prewarm-off", "off")
+        if not on or not off:
+            continue
+        settings = [_point(run_path(out_dir, kind, w, "1"), "warmpool-prewarm-off",
+                           f"off, `{meta[1].replace('=', ' ')}`") for kind, meta in sweep]
+        verdict, ratio, _ = pareto.rule_verdict(on, off, [p for p in settings if p])
+        counts[verdict] += 1
+        judged.append((w[len(PREFIX):], verdict, ratio, on, off))
+    return counts, judged
+
+
+def totals(judged):
+    """(GPU-h with the rule / without it over the population, median p95 change in seconds)."""
+    on, off = sum(j[3].gpuh for j in judged), sum(j[4].gpuh for j in judged)
+    return on / off if off else float("nan"), statistics.median(j[3].p95 - j[4].p95
+                                                                 for j in judged)
+
+
+def table(judged, verdicts=("gain", "loss", "trade")):
+    """The members whose verdict is not "same", best ratio first."""
+    rows = [f"| `{fn}` | {v} | {'-' if r is None else f'{r:.2f}×'} | {on.gpuh:.2f} / {on.p95:.0f} "
+            f"| {off.gpuh:.2f} / {off.p95:.0f} |"
+            for fn, v, r, on, off in sorted(judged, key=lambda j: (j[2] is None, j[2] or 0))
+            if v in verdicts]
+    return "\n".join(rows) or "| (none) | | | | |"
