@@ -1,0 +1,81 @@
+#!/usr/bin/python3
+"""Checks of scripts/scaling_population.py (the report's population of real functions): the
+selection rule, and the verdicts it reads back from run JSON. Run:
+/usr/bin/python3 tests/unit/sim/scaling_population_test.py (ctest: sim_scaling_population).
+"""
+import json
+import os
+import sys
+import tempfile
+import unittest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+sys.path.insert(0, os.path.join(ROOT, "scripts"))
+import scaling_population as pop  # noqa: E402
+
+
+def write_invocations(trace_dir, rows):
+    """An invocations file laid out as the Azure Functions 2019 one: 3 hash columns, then 1440
+    per-minute counts; rows = {hash: {minute index: count}}."""
+    os.makedirs(os.path.join(trace_dir, "azure_functions_2019_fullday"))
+    with open(os.path.join(trace_dir, pop.INVOCATIONS), "w") as f:
+        f.write("HashFunction,HashOwner,HashApp," +
+                ",".join(f"minute_{i}" for i in range(1, 1441)) + "\n")
+        for h, counts in rows.items():
+            f.write(f"{h},o,a," + ",".join(str(counts.get(i, 0)) for i in range(1440)) + "\n")
+
+
+class Selection(unittest.TestCase):
+    def test_counts_only_the_first_8_hours_and_keeps_8_to_20000(self):
+        with tempfile.TemporaryDirectory() as d:
+            write_invocations(d, {
+                "a" * 64: {0: 8},                 # 8 calls in the window: kept
+                "b" * 64: {0: 7, 480: 100},       # 7 in the window (minute 481 is outside)
+                "c" * 64: {479: 20000},           # the upper edge is inclusive: kept
+                "d" * 64: {0: 20000, 1: 1},       # 20,001: too many
+            })
+            self.assertEqual(pop.functions(d), ["a" * 12, "c" * 12])
+
+    def test_no_trace_no_population(self):
+        with tempfile.TemporaryDirectory() as d:
+            self.assertEqual(pop.functions(d), [])
+
+
+class Summary(unittest.TestCase):
+    SWEEP = [("ka300", ["--meta", "keepAlive=300"])]
+
+    @staticmethod
+    def result(policy, gpuh, p95):
+        return {"policy": policy, "billedGpuHours": gpuh, "waitP95": p95, "killedTasks": 0}
+
+    def test_judges_each_member_at_equal_p95(self):
+        with tempfile.TemporaryDirectory() as d:
+            def path(out_dir, kind, w, s):
+                return os.path.join(out_dir, f"{kind}-{w}-{s}.json")
+
+            runs = {
+                # On waits 100 s less than off for 5 % more; off with keepAlive 300 reaches 100 s
+                # for 20 % more: a gain of 1.05 / 1.2.
+                ("base", "azfpop-x"): [self.result("warmpool", 10.5, 100),
+                                       self.result("warmpool-prewarm-off", 10, 200)],
+                ("ka300", "azfpop-x"): [self.result("warmpool-prewarm-off", 12, 100)],
+                # The same on both axes.
+                ("base", "azfpop-y"): [self.result("warmpool", 5, 50),
+                                       self.result("warmpool-prewarm-off", 5, 50)],
+            }
+            for (kind, w), policies in runs.items():
+                with open(path(d, kind, w, "1"), "w") as f:
+                    json.dump({"policies": policies}, f)
+            counts, judged = pop.summary(d, ["azfpop-x", "azfpop-y", "azfpop-missing"],
+                                         self.SWEEP, path)
+            self.assertEqual(dict(counts), {"gain": 1, "same": 1})
+            self.assertEqual([(j[0], j[1]) for j in judged], [("x", "gain"), ("y", "same")])
+            self.assertAlmostEqual(judged[0][2], 10.5 / 12)
+            total, p95 = pop.totals(judged)
+            self.assertAlmostEqual(total, 15.5 / 15)
+            self.assertEqual(p95, -50)
+            self.assertIn("| `x` | gain | 0.88× |", pop.table(judged))
+
+
+if __name__ == "__main__":
+    unittest.main()
