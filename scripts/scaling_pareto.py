@@ -70,6 +70,19 @@ def dominating(policy, points):
     return sorted((p for p in points if dominates(p, policy)), key=lambda p: (p.gpuh, p.p95))
 
 
+def swept(by_policy_of, name, sweep):
+    """name's Point at each setting of a sweep [(run kind, ["--meta", "key=value"])] that has it;
+    by_policy_of(kind) = {policy: [result per seed]} of that kind's runs. Named "name, `key
+    value`" (rule_text shows the setting)."""
+    out = []
+    for kind, meta in sweep:
+        runs = by_policy_of(kind).get(name)
+        label = f"{name}, `{meta[1].replace('=', ' ')}`"
+        if runs:
+            out.append(summarize({label: runs})[label])
+    return out
+
+
 def rule_verdict(on, off, off_settings):
     """A rule judged at equal p95: on = the policy with the rule (a Point), off = the policy
     without it at the same settings, off_settings = the policy without it at the other settings

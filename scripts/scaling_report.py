@@ -1,12 +1,10 @@
 #!/usr/bin/python3
-"""Regenerates docs/SCALING.md, docs/img/scaling-W*.png and docs/img/pareto-W*.png from
-warmpool-sim runs.
-
-Runs every workload of WORKLOADS over the seeds (warmpool and every baseline in the same run),
-the KEDA grid (`--grid keda`), and the cluster and ScaledObject what-ifs, in parallel; then fills
-scripts/templates/SCALING.md.in with the figures and draws the plots (Debian python3-matplotlib).
-The prose lives in the template; this file only runs the simulator and computes the numbers
-(the Pareto front and cost at equal SLO: scaling_pareto.py).
+"""Regenerates docs/SCALING.md and docs/img/{scaling,pareto}-*.png from warmpool-sim runs: every
+workload of WORKLOADS over the seeds (warmpool and every baseline in one run), the KEDA grid, the
+sweeps and the cluster what-ifs, in parallel; then fills scripts/templates/SCALING.md.in (the
+prose lives there) and draws the plots (Debian python3-matplotlib). The Pareto front, cost at
+equal SLO and rule verdicts: scaling_pareto.py; the population of real functions:
+scaling_population.py.
 
 Usage: scripts/scaling_report.py --sim build-report/sim/warmpool-sim [--jobs 2]
        [--seeds "1 2 3 4 5"] [--out-dir DIR] [--commit SHA]
@@ -15,6 +13,7 @@ Usage: scripts/scaling_report.py --sim build-report/sim/warmpool-sim [--jobs 2]
 import argparse
 import collections
 import concurrent.futures
+import functools
 import json
 import os
 import re
@@ -90,6 +89,7 @@ POLICIES = ["warmpool", "keda-redis-cd300", "keda-redis-cd60", "keepalive-600",
 GRID = ["--grid", "keda", "--policies", "keda-ll*"]  # the KEDA grid alone (sim/keda_grid.h)
 FAST_WORKLOADS = ("W2", "W4")
 CA_WORKLOADS = ("W1", "W2", "W3", "W4", "W5", "office")  # the autoscaler what-if
+CA_GRID_WORKLOADS = ("W2", "office")  # ... with the KEDA grid too, for cost at equal SLO
 CA_1MIN = ["--cluster", "caUnneededSeconds=60", "--cluster", "caDelayAfterAddSeconds=60"]
 NO_TAIL = ["--cluster", "vmBootP95=240", "--cluster", "driverP95=90"]
 FAST_NODES = ["--cluster", "vmBootMedian=35", "--cluster", "vmBootP95=60", "--cluster",
@@ -117,6 +117,8 @@ def job_list(seeds):
             # autoscaler profile scale-down-unneeded-time=1m, scale-down-delay-after-add=1m).
             if w in CA_WORKLOADS:
                 jobs.append(("ca1m", w, s, CA_1MIN))
+            if w in CA_GRID_WORKLOADS:
+                jobs.append(("ca1mgrid", w, s, CA_1MIN + GRID))
             # The KEDA baselines as SREs configure them, to judge warmpool at equal service.
             jobs.append(("grid", w, s, GRID))
             # The time-of-day forecast acting (the default runs it in shadow mode).
@@ -275,18 +277,22 @@ def policy_rows(pols):
     return "\n".join(rows)
 
 
-def ca_rows(base, ca1m):
-    """GPU-h of warmpool, the oracle and KEDA, with the default and the 1-minute autoscaler."""
+def ca_rows(base, ca1m, ca_grid):
+    """GPU-h of warmpool, the oracle and KEDA, with the default and the 1-minute autoscaler, and
+    cost at equal SLO with the latter where its grid ran."""
     rows = []
     for w in WORKLOADS:
         b, c = base[w], ca1m[w]
         if not c:
             continue
+        points = list(pareto.summarize(ca_grid[w], pareto.grid_key).values())
+        cost = pareto.cost_at_equal_slo(pareto.summarize(c)["warmpool"], points)[0] if points \
+            else None
         cells = [w] + [mmm(field(b, n, "billedGpuHours"))
                        for n in ("warmpool", "oracle", "keda-redis-cd300")]
         cells += [mmm(field(c, n, "billedGpuHours"))
                   for n in ("warmpool", "oracle", "keda-redis-cd300")]
-        cells.append(pct(saving(c)) + " %")
+        cells += [pct(saving(c)) + " %", "-" if cost is None else f"{cost:.2f}"]
         rows.append("| " + " | ".join(cells) + " |")
     return "\n".join(rows)
 
@@ -305,17 +311,6 @@ def what_ifs(runs, base):
     return v
 
 
-def swept(runs, w, name, sweep=SWEEP):
-    """name's Point at each swept setting of workload w (the sweep runs that have it)."""
-    out = []
-    for kind, meta in sweep:
-        ps = runs.by_policy(kind, w).get(name)
-        label = f"{name}, `{meta[1].replace('=', ' ')}`"
-        if ps:
-            out.append(pareto.summarize({label: ps})[label])
-    return out
-
-
 def prewarm_rows(runs, base):
     """Per workload: warmpool as shipped (learned pre-warm on, forecast in shadow), without the
     learned pre-warm, and with the forecast acting; each rule judged at equal p95 against the
@@ -332,9 +327,12 @@ def prewarm_rows(runs, base):
         def cell(ps):
             return (f"{mmm([p['billedGpuHours'] for p in ps])} / "
                     f"{mmm([p['waitP95'] for p in ps], '{:.0f}')}")
+        def of(kind):
+            return runs.by_policy(kind, w)
         g_hist = pareto.rule_verdict(pts["warmpool"], pts["off"],
-                                     swept(runs, w, "warmpool-prewarm-off"))
-        g_fc = pareto.rule_verdict(pts["forecast"], pts["warmpool"], swept(runs, w, "warmpool"))
+                                     pareto.swept(of, "warmpool-prewarm-off", SWEEP))
+        g_fc = pareto.rule_verdict(pts["forecast"], pts["warmpool"],
+                                   pareto.swept(of, "warmpool", SWEEP))
         gains["histogram " + g_hist[0]] += 1
         gains["forecast " + g_fc[0]] += 1
         rows.append(f"| {w} | {cell(b['warmpool'])} | {cell(b['warmpool-prewarm-off'])} "
@@ -433,7 +431,8 @@ def oracle_at_p95_text(e):
     if od is None:
         return "no oracle-durations setting swept waits as little as warmpool"
     setting = od.name.split(", ")[1] if ", " in od.name else "the shipped settings"
-    return f"{oracle_ratio(e, 'od-at-p95'):.2f}× (oracle-durations with {setting}, p95 {od.p95:.0f} s)"
+    return (f"{oracle_ratio(e, 'od-at-p95'):.2f}× (oracle-durations with {setting}, "
+            f"p95 {od.p95:.0f} s)")
 
 
 def equal_service_sections(es):
@@ -475,11 +474,9 @@ def equal_service_targets(es, base):
         cost += "" if e["ratio"] is None else "; bounds: " + ", ".join(
             f"{name} {'-' if b is None else f'{b:.2f}'}"
             for name, b in (("oracle-durations", e["od-bound"]), ("oracle", e["oracle-bound"])))
-        ratio = oracle_ratio(e)
-        orc = "-" if ratio is None else f"{ratio:.2f}× ({verdict(ratio <= ORACLE_DURATIONS_TARGET)})"
-        at_p95 = oracle_ratio(e, "od-at-p95")
-        orc += "; at warmpool's p95: " + ("none as fast" if at_p95 is None else
-                                          f"{at_p95:.2f}× ({verdict(at_p95 <= ORACLE_DURATIONS_TARGET)})")
+        orc = "; at warmpool's p95: ".join(
+            "-" if r is None else f"{r:.2f}× ({verdict(r <= ORACLE_DURATIONS_TARGET)})"
+            for r in (oracle_ratio(e), oracle_ratio(e, "od-at-p95")))
         dom = dominating_text(e, 3)
         kills = field(base[w], "warmpool", "killedTasks")
         rev = field(base[w], "warmpool", "reversalsPerHour")
@@ -510,7 +507,7 @@ def figures(runs, commit, es):
     v = {"commit": commit, "seeds_list": ", ".join(runs.seeds), "n_seeds": str(len(runs.seeds)),
          "family_seeds": " or ".join(f"1–{n}" for n in own),
          "families": ", ".join(w for w in WORKLOADS if WORKLOADS[w].seeds),
-         "ca_rows": ca_rows(base, ca1m)}
+         "ca_rows": ca_rows(base, ca1m, {w: runs.by_policy("ca1mgrid", w) for w in WORKLOADS})}
     v["results_sections"] = results_sections(base)
     v["equal_service_sections"] = equal_service_sections(es)
     v["equal_service_targets"] = equal_service_targets(es, base)
@@ -581,7 +578,8 @@ def main():
     runs = Runs(out_dir, seeds)
     base = {w: runs.by_policy("base", w) for w in WORKLOADS}
     es = equal_service(base, {w: runs.by_policy("grid", w) for w in WORKLOADS},
-                       {w: swept(runs, w, "oracle-durations", SWEEP + ORACLE_SWEEP)
+                       {w: pareto.swept(functools.partial(runs.by_policy, w=w),
+                                        "oracle-durations", SWEEP + ORACLE_SWEEP)
                         for w in WORKLOADS})
     scaling_plots.plot(runs, os.path.join(args.docs, "img"), WORKLOADS)
     scaling_plots.plot_pareto(es, os.path.join(args.docs, "img"))

@@ -112,5 +112,14 @@ class RuleVerdict(unittest.TestCase):
                          "settings)")
 
 
+class Swept(unittest.TestCase):
+    def test_one_point_per_setting_that_ran_the_policy(self):
+        runs = {"t375": {"off": [run(10, 100), run(30, 300)]}, "ka300": {"other": [run(1, 1)]}}
+        sweep = [("t375", ["--meta", "targetWaitSeconds=375"]),
+                 ("ka300", ["--meta", "keepAlive=300"]), ("t600", ["--meta", "x=1"])]
+        self.assertEqual(sp.swept(lambda kind: runs.get(kind, {}), "off", sweep),
+                         [P("off, `targetWaitSeconds 375`", 20, 200, 0)])
+
+
 if __name__ == "__main__":
     unittest.main()
