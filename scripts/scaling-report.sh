@@ -2,7 +2,8 @@
 # Regenerates docs/SCALING.md and docs/img/{scaling,pareto}-*.png: builds warmpool-sim, then
 # scripts/scaling_report.py runs every workload of its WORKLOADS (W1..W5, the generated families,
 # and the real traces when WARMPOOL_TRACE_DATA or ../shared/data/trace holds them) over the seeds,
-# with warmpool, every baseline and the KEDA grid, plus the what-ifs, and fills
+# with warmpool, every baseline and the KEDA grid, plus the sweeps, the what-ifs and the population
+# of real functions (about 40 minutes on 2 cores), and fills
 # scripts/templates/SCALING.md.in.
 #
 # Usage: scripts/scaling-report.sh        Env: BUILD_DIR (default build-report), JOBS (default 2),
