@@ -46,6 +46,20 @@ int ScalerFixture::Restart() {
 }
 
 void ScalerFixture::StartScaler() {
+  // FreePort's port is only free "a moment ago": a parallel test (or any ephemeral connection)
+  // can take it before the scaler binds. Such a start fails at once saying so; pick new ports.
+  for (int attempt = 1;; ++attempt) {
+    if (StartScalerOnce()) return;
+    const std::string log = scaler_->Log();
+    if (attempt == 3 || scaler_->Running() || log.find("address in use") == std::string::npos) {
+      throw std::runtime_error("warmpool-scaler did not become healthy: " + log);
+    }
+    grpc_port_ = FreePort();
+    metrics_port_ = FreePort();
+  }
+}
+
+bool ScalerFixture::StartScalerOnce() {
   std::vector<std::string> scaler_args = scaler_args_;
   std::string password = redis_ptr_->password();
   std::string url = "redis://" + (password.empty() ? "" : ":" + password + "@") +
@@ -68,9 +82,9 @@ void ScalerFixture::StartScaler() {
   channel_ = grpc::CreateChannel("127.0.0.1:" + std::to_string(grpc_port_),
                                  grpc::InsecureChannelCredentials());
   stub_ = externalscaler::ExternalScaler::NewStub(channel_);
-  if (!WaitFor([&] { return HealthCheck(channel_, "") == 1; }, std::chrono::seconds(15))) {
-    throw std::runtime_error("warmpool-scaler did not become healthy: " + scaler_->Log());
-  }
+  return WaitFor([&] { return !scaler_->Running() || HealthCheck(channel_, "") == 1; },
+                 std::chrono::seconds(15)) &&
+         scaler_->Running();
 }
 
 ScalerFixture::~ScalerFixture() = default;

@@ -46,6 +46,8 @@ class ScalerFixture {
 
  private:
   void StartScaler();
+  // One start on grpc_port_/metrics_port_: true once healthy, false when it exited or timed out.
+  bool StartScalerOnce();
 
   std::unique_ptr<TestRedisServer> redis_;  // owned, unless shared
   TestRedisServer* redis_ptr_;
