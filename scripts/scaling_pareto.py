@@ -70,6 +70,12 @@ def dominating(policy, points):
     return sorted((p for p in points if dominates(p, policy)), key=lambda p: (p.gpuh, p.p95))
 
 
+def setting_of(point):
+    """The swept setting a Point stands for (swept names it "policy, setting"), or None for the
+    shipped settings."""
+    return point.name.split(", ", 1)[1] if point and ", " in point.name else None
+
+
 def swept(by_policy_of, name, sweep):
     """name's Point at each setting of a sweep [(run kind, ["--meta", "key=value"])] that has it;
     by_policy_of(kind) = {policy: [result per seed]} of that kind's runs. Named "name, `key
@@ -109,7 +115,7 @@ def rule_verdict(on, off, off_settings):
 def rule_text(verdict, ratio, best):
     """A rule's verdict with its GPU-h ratio and the off setting it was judged against (swept
     Points are named "policy, setting"; the others stand for the shipped settings)."""
-    setting = best.name.split(", ")[1] if best and ", " in best.name else None
+    setting = setting_of(best)
     if verdict == "same" and setting is None:
         return "same"
     text = "**gain**" if verdict == "gain" else verdict

@@ -60,25 +60,25 @@ def jobs(members, sweep):
     return out
 
 
-def _point(path, policy, label):
+def _by_policy(path):
+    """{policy: [its result]} of one run's JSON ({} when the run is missing)."""
     if not os.path.exists(path):
-        return None
+        return {}
     with open(path) as f:
-        runs = [p for p in json.load(f)["policies"] if p["policy"] == policy]
-    return pareto.summarize({label: runs})[label] if runs else None
+        return {p["policy"]: [p] for p in json.load(f)["policies"]}
 
 
 def summary(out_dir, members, sweep, run_path):
     """(verdict counts, [(member, verdict, ratio, on, off)] of the members judged)."""
     counts, judged = collections.Counter(), []
     for w in members:
-        base = run_path(out_dir, "base", w, "1")
-        on, off = _point(base, "warmpool", "on"), _point(base, "warmpool-prewarm-off", "off")
+        base = pareto.summarize(_by_policy(run_path(out_dir, "base", w, "1")))
+        on, off = base.get("warmpool"), base.get("warmpool-prewarm-off")
         if not on or not off:
             continue
-        settings = [_point(run_path(out_dir, kind, w, "1"), "warmpool-prewarm-off",
-                           f"off, `{meta[1].replace('=', ' ')}`") for kind, meta in sweep]
-        verdict, ratio, _ = pareto.rule_verdict(on, off, [p for p in settings if p])
+        settings = pareto.swept(lambda kind: _by_policy(run_path(out_dir, kind, w, "1")),
+                                "warmpool-prewarm-off", sweep)
+        verdict, ratio, _ = pareto.rule_verdict(on, off, settings)
         counts[verdict] += 1
         judged.append((w[len(PREFIX):], verdict, ratio, on, off))
     return counts, judged

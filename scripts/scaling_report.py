@@ -97,12 +97,17 @@ FAST_NODES = ["--cluster", "vmBootMedian=35", "--cluster", "vmBootP95=60", "--cl
 COMPARED = ["--policies", "warmpool,keda-redis-cd300,oracle"]
 # The knobs that trade GPU-h for wait, swept to judge a rule and the arrival-blind oracle at equal
 # p95: targetWaitSeconds around the default 450 (1.5 x coldStartSeconds 300), and keepAlive.
-SWEEP = [(f"t{t}", ["--meta", f"targetWaitSeconds={t}"]) for t in (375, 525, 600, 750)] + \
-    [(f"ka{k}", ["--meta", f"keepAlive={k}"]) for k in (300, 900, 1800)]
+def sweep_of(prefix, key, values):
+    """(run kind, extra args) per value of one metadata key."""
+    return [(f"{prefix}{v}", ["--meta", f"{key}={v}"]) for v in values]
+
+
+SWEEP = sweep_of("t", "targetWaitSeconds", (375, 525, 600, 750)) + \
+    sweep_of("ka", "keepAlive", (300, 900, 1800))
 SWEPT = ["--policies", "warmpool,warmpool-prewarm-off,oracle-durations"]
 # The arrival-blind oracle's lean rule asks for fewer replicas than warmpool's at the same
 # drainSeconds, so its sweep also goes below warmpool's.
-ORACLE_SWEEP = [(f"t{t}", ["--meta", f"targetWaitSeconds={t}"]) for t in (310, 330, 350)]
+ORACLE_SWEEP = sweep_of("t", "targetWaitSeconds", (310, 330, 350))
 
 
 # ---- runs ----------------------------------------------------------------------------------------
@@ -216,10 +221,6 @@ def mmm(values, fmt="{:.1f}"):
     if lo == hi:
         return fmt.format(med)
     return f"{fmt.format(med)} ({fmt.format(lo)}–{fmt.format(hi)})"
-
-
-def med(values):
-    return statistics.median(values) if values else float("nan")
 
 
 def field(pols, name, key):
@@ -430,7 +431,7 @@ def oracle_at_p95_text(e):
     od = e["od-at-p95"]
     if od is None:
         return "no oracle-durations setting swept waits as little as warmpool"
-    setting = od.name.split(", ")[1] if ", " in od.name else "the shipped settings"
+    setting = pareto.setting_of(od) or "the shipped settings"
     return (f"{oracle_ratio(e, 'od-at-p95'):.2f}× (oracle-durations with {setting}, "
             f"p95 {od.p95:.0f} s)")
 
