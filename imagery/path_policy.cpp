@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <stdexcept>
 
+#include "common/split.h"
 #include "imagery/imagery_error.h"
 
 namespace warmpool::imagery {
@@ -59,15 +60,11 @@ bool HasUnsafeRemoteTail(std::string_view tail) {
 std::vector<std::string> ParseRemotePrefixes(const std::vector<std::string>& items) {
   std::vector<std::string> prefixes;
   for (const std::string& item : items) {
-    size_t start = 0;
-    while (start <= item.size()) {
-      size_t comma = item.find(',', start);
-      if (comma == std::string::npos) comma = item.size();
-      std::string prefix = item.substr(start, comma - start);
-      start = comma + 1;
-      if (prefix.empty()) {
+    for (std::string_view part : SplitOnComma(item)) {
+      if (part.empty()) {
         continue;
       }
+      std::string prefix(part);
       const size_t handler_end = prefix.find('/', 4);
       if (!StartsWith(prefix, "/vsi") || handler_end == std::string::npos ||
           handler_end + 1 >= prefix.size()) {

@@ -6,6 +6,7 @@
 #include <CLI/CLI.hpp>
 
 #include "common/cli.h"
+#include "common/split.h"
 
 namespace warmpool::scaler {
 
@@ -39,13 +40,8 @@ Status ParseRedisConnections(const std::vector<std::string>& entries,
 
 std::vector<std::string> SplitRedisList(std::string_view list) {
   std::vector<std::string> out;
-  size_t start = 0;
-  while (start <= list.size()) {
-    size_t comma = list.find(',', start);
-    if (comma == std::string_view::npos) comma = list.size();
-    std::string_view item = list.substr(start, comma - start);
+  for (std::string_view item : SplitOnComma(list)) {
     if (!item.empty()) out.emplace_back(item);
-    start = comma + 1;
   }
   return out;
 }

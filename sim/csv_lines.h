@@ -3,6 +3,8 @@
 #include <string_view>
 #include <vector>
 
+#include "common/split.h"
+
 namespace warmpool::sim {
 
 // Reads CSV text line by line: strips a trailing '\r', skips empty lines and, when asked, lines
@@ -42,18 +44,9 @@ class CsvLines {
 enum class CsvTrim { kNone, kSpaces };
 inline std::vector<std::string_view> SplitCsvFields(std::string_view line,
                                                     CsvTrim trim = CsvTrim::kNone) {
-  std::vector<std::string_view> out;
-  size_t start = 0;
-  while (start <= line.size()) {
-    size_t comma = line.find(',', start);
-    if (comma == std::string_view::npos) comma = line.size();
-    std::string_view f = line.substr(start, comma - start);
-    if (trim == CsvTrim::kSpaces) {
-      while (!f.empty() && (f.front() == ' ' || f.front() == '\t')) f.remove_prefix(1);
-      while (!f.empty() && (f.back() == ' ' || f.back() == '\t')) f.remove_suffix(1);
-    }
-    out.push_back(f);
-    start = comma + 1;
+  std::vector<std::string_view> out = SplitOnComma(line);
+  if (trim == CsvTrim::kSpaces) {
+    for (std::string_view& f : out) f = TrimSpaces(f);
   }
   return out;
 }

@@ -6,6 +6,7 @@
 #include <CLI/CLI.hpp>
 
 #include "common/cli.h"
+#include "common/split.h"
 
 namespace warmpool::worker {
 namespace {
@@ -13,13 +14,8 @@ namespace {
 std::vector<std::string> SplitComma(const std::vector<std::string>& items) {
   std::vector<std::string> out;
   for (const auto& item : items) {
-    size_t start = 0;
-    while (start <= item.size()) {
-      size_t comma = item.find(',', start);
-      if (comma == std::string::npos) comma = item.size();
-      std::string part = item.substr(start, comma - start);
-      if (!part.empty()) out.push_back(part);
-      start = comma + 1;
+    for (std::string_view part : SplitOnComma(item)) {
+      if (!part.empty()) out.emplace_back(part);
     }
   }
   return out;
