@@ -2,6 +2,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "celery/task_name.h"
 #include "celery/time.h"
 #include "common/json_parse.h"
 
@@ -61,6 +62,7 @@ std::optional<UnackedEntry> ParseUnackedValue(std::string_view value) {
       entry.eta = ParseIso8601(it->get<std::string>());
     }
   }
+  entry.task = TaskNameOfParsedEnvelope(envelope).value_or("");
   return entry;
 }
 

@@ -17,6 +17,7 @@ struct UnackedEntry {
   int priority = 0;           // properties.priority; 0 when absent
   std::string delivery_tag;   // properties.delivery_tag; empty when absent
   std::optional<double> eta;  // headers.eta (protocol 2) as Unix seconds; unset when absent/bad
+  std::string task;           // headers.task (protocol 2); empty when absent or not a string
 };
 
 // Parses one `unacked` value. nullopt when it is not exactly kombu's shape (three elements: an

@@ -44,6 +44,25 @@ Status BadForecast() {
       "days: both empty or both 48 values >= 0");
 }
 
+// The "taskDurations" object EncodeState writes: name -> [seconds, count, lastFinishedNs].
+// Throws nlohmann's exception on a mistyped field.
+Status DecodeTaskDurations(const nlohmann::json& j, std::map<std::string, TaskDuration>* out) {
+  const Status bad = Status::InvalidArgument(
+      "policy state field \"taskDurations\" must map at most 32 task names to [seconds >= 0, "
+      "count 0..33, lastFinishedNs]");
+  if (!j.is_object() || j.size() > kMaxTaskNames) return bad;
+  std::map<std::string, TaskDuration> names;
+  for (const auto& [name, v] : j.items()) {
+    if (!v.is_array() || v.size() != 3) return bad;
+    TaskDuration d{v[0].get<double>(), v[1].get<int64_t>(), FromNanos(v[2].get<int64_t>())};
+    if (!std::isfinite(d.seconds) || d.seconds < 0 || d.count < 0 || d.count > kDurationPriorTasks)
+      return bad;
+    names.emplace(name, d);
+  }
+  *out = std::move(names);
+  return Status::Ok();
+}
+
 // The "forecast" object EncodeState writes. Throws nlohmann's exception on a mistyped field.
 Status DecodeForecast(const nlohmann::json& j, ArrivalForecast* out) {
   ArrivalForecast f;
@@ -63,6 +82,21 @@ Status DecodeForecast(const nlohmann::json& j, ArrivalForecast* out) {
   }
   *out = std::move(f);
   return Status::Ok();
+}
+
+// Folds the mean v of n measured tasks into a duration estimate. Per-task EWMA: a mean over n
+// tasks weighs as n measurements, so the few long tasks that finish last in a burst do not
+// outweigh the many that finished together. Until 1/weight tasks are in it is their plain mean (a
+// bias-corrected EWMA): one first task from a lognormal tail would otherwise set it alone and
+// size a whole burst.
+void FoldDurations(double* seconds, int64_t* count, double v, int64_t n_measured) {
+  const int64_t n_tasks = std::max<int64_t>(1, n_measured);
+  const auto n = static_cast<double>(n_tasks);
+  const double ewma = 1 - std::pow(1 - kDurationWeight, n);
+  const double mean = n / (static_cast<double>(*count) + n);
+  const double w = *seconds == 0 ? 1.0 : std::max(ewma, mean);
+  *seconds = (1 - w) * *seconds + w * v;
+  *count = std::min(*count + n_tasks, kDurationPriorTasks);
 }
 
 }  // namespace
@@ -140,18 +174,25 @@ PolicyState Observe(const PolicyState& state, const ScalerMetadata& spec, const 
     s.waiting_since.reset();
   }
   if (obs.measured_task_seconds && *obs.measured_task_seconds > 0) {
-    // Per-task EWMA: a mean over n tasks weighs as n measurements, so the few long tasks that
-    // finish last in a burst do not outweigh the many that finished together. Until 1/weight
-    // tasks are in it is their plain mean (a bias-corrected EWMA): one first task from a
-    // lognormal tail would otherwise set it alone and size a whole burst.
-    const double v = *obs.measured_task_seconds;
-    const int64_t n_tasks = std::max<int64_t>(1, obs.measured_task_count);
-    const auto n = static_cast<double>(n_tasks);
-    const double ewma = 1 - std::pow(1 - kDurationWeight, n);
-    const double mean = n / (static_cast<double>(s.task_count) + n);
-    const double w = s.task_seconds == 0 ? 1.0 : std::max(ewma, mean);
-    s.task_seconds = (1 - w) * s.task_seconds + w * v;
-    s.task_count = std::min(s.task_count + n_tasks, kDurationPriorTasks);
+    FoldDurations(&s.task_seconds, &s.task_count, *obs.measured_task_seconds,
+                  obs.measured_task_count);
+  }
+  for (const FinishedTasks& f : obs.finished_by_task) {
+    if (f.task.empty() || f.count <= 0 || !(f.seconds_sum > 0)) continue;
+    auto it = s.task_durations.find(f.task);
+    if (it == s.task_durations.end()) {
+      if (s.task_durations.size() >= kMaxTaskNames) {
+        // Bounded: a queue that names every task differently must not grow the state.
+        s.task_durations.erase(std::min_element(
+            s.task_durations.begin(), s.task_durations.end(), [](const auto& a, const auto& b) {
+              return a.second.last_finished < b.second.last_finished;
+            }));
+      }
+      it = s.task_durations.emplace(f.task, TaskDuration{}).first;
+    }
+    TaskDuration& d = it->second;
+    FoldDurations(&d.seconds, &d.count, f.seconds_sum / static_cast<double>(f.count), f.count);
+    d.last_finished = now;
   }
   return s;
 }
@@ -171,6 +212,13 @@ std::string EncodeState(const PolicyState& state) {
   j["gaps"] = std::move(gaps);
   j["taskSeconds"] = state.task_seconds;
   j["taskCount"] = state.task_count;
+  if (!state.task_durations.empty()) {
+    nlohmann::json names = nlohmann::json::object();
+    for (const auto& [name, d] : state.task_durations) {
+      names[name] = {d.seconds, d.count, ToNanos(d.last_finished)};
+    }
+    j["taskDurations"] = std::move(names);
+  }
   j["burstWork"] = state.burst_work;
   j["periodPeak"] = state.period_peak;
   j["recentPeaks"] = state.recent_peaks;
@@ -225,6 +273,10 @@ Status DecodeState(std::string_view text, PolicyState* out) {
       s.task_count = j.at("taskCount").get<int64_t>();
     } else if (s.task_seconds > 0) {
       s.task_count = kDurationPriorTasks;
+    }
+    if (j.contains("taskDurations")) {
+      if (Status st = DecodeTaskDurations(j.at("taskDurations"), &s.task_durations); !st.ok())
+        return st;
     }
     s.burst_work = j.at("burstWork").get<double>();
     s.period_peak = j.at("periodPeak").get<int64_t>();

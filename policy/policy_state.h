@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -22,6 +23,21 @@ inline constexpr int64_t kDurationPriorTasks = 33;
 // Busy periods whose peaks the typical burst (PolicyState.burst_work) is the median of.
 inline constexpr size_t kRecentPeaks = 5;
 
+// Most task names whose durations a PolicyState keeps (the least recently finished goes first).
+inline constexpr size_t kMaxTaskNames = 32;
+// Most pending messages per queue whose task names the scaler samples (Observation.pending_sample).
+inline constexpr int64_t kPendingSample = 16;
+
+// Tasks of one Celery task name (the message's headers.task) that finished since the previous
+// observation.
+struct FinishedTasks {
+  std::string task;
+  double seconds_sum = 0;  // their run times added up
+  int64_t count = 0;
+
+  friend bool operator==(const FinishedTasks&, const FinishedTasks&) = default;
+};
+
 // What the probe measured for one ScaledObject's queues at one instant.
 struct Observation {
   int64_t pending = 0;    // messages waiting in the queues' lists (all priority sub-lists)
@@ -36,6 +52,23 @@ struct Observation {
   // How long the longest-running in-flight task has run so far (0 = none, or not measured): a
   // lower bound on the duration before any task has finished.
   double oldest_in_flight_seconds = 0;
+  // Task names of the pending messages delivered next (at most kPendingSample per queue): name ->
+  // how many of the sample. Empty = not sampled (or only nameless messages). Sizes the pending
+  // work with each name's own duration, so short tasks queued after long ones of another name are
+  // not sized as long ones.
+  std::map<std::string, int64_t> pending_sample;
+  // The finished tasks behind measured_task_seconds, by task name (those with a name).
+  std::vector<FinishedTasks> finished_by_task;
+};
+
+// The duration learned for one task name.
+struct TaskDuration {
+  double seconds =
+      0;              // plain mean of the first kDurationPriorTasks, then an EWMA (as task_seconds)
+  int64_t count = 0;  // tasks folded in (capped at kDurationPriorTasks)
+  std::chrono::system_clock::time_point last_finished;  // for evicting the stalest name
+
+  friend bool operator==(const TaskDuration&, const TaskDuration&) = default;
 };
 
 // Per-ScaledObject memory the policy carries between decisions. The scaler persists it (encoded
@@ -59,6 +92,8 @@ struct PolicyState {
   IdleGapHistogram gaps;
   double task_seconds = 0;  // measured task duration (seconds; see Observe); 0 = unknown
   int64_t task_count = 0;   // tasks folded into task_seconds (capped at the EWMA's horizon)
+  // Durations by task name (at most kMaxTaskNames), learned alongside task_seconds (all names).
+  std::map<std::string, TaskDuration> task_durations;
   // The typical busy period's peak work (pending + in_flight): the median of recent_peaks; 0 =
   // none. A median, not a mean: one weekly batch 40x the daily ones would otherwise size every
   // daily burst after it for a part of that batch (warmpool-sim `weekly`).

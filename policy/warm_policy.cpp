@@ -31,9 +31,10 @@ int64_t SlotsToReplicas(double slots, const ScalerMetadata& spec) {
 // DrainSlots in warm_policy.h.
 int64_t DrainReplicas(const ScalerMetadata& spec, int64_t pending, int64_t in_flight,
                       const PolicyState& state, Clock::time_point now, double warm_slots,
-                      double oldest_in_flight_seconds) {
-  const double slots =
-      DrainSlots(spec, pending, in_flight, state, now, warm_slots, oldest_in_flight_seconds);
+                      double oldest_in_flight_seconds,
+                      const std::map<std::string, int64_t>& pending_sample) {
+  const double slots = DrainSlots(spec, pending, in_flight, state, now, warm_slots,
+                                  oldest_in_flight_seconds, pending_sample);
   return slots < 0 ? -1 : SlotsToReplicas(slots, spec);
 }
 
@@ -53,20 +54,44 @@ int64_t PrewarmReplicas(const ScalerMetadata& spec, const PolicyState& state) {
   return std::max<int64_t>(1, replicas);
 }
 
+// A measured duration over `count` tasks, blended with `taskSeconds` when set, which weighs as
+// kDurationPriorTasks measured tasks; 0 = unknown.
+double BlendWithStated(const ScalerMetadata& spec, double seconds, int64_t task_count) {
+  const double measured = seconds > 0 ? seconds : 0;
+  if (!spec.task_seconds || *spec.task_seconds <= 0) return measured;
+  // `taskSeconds` weighs as kDurationPriorTasks measured tasks, so one long first task barely
+  // moves a stated duration. (Applied here, not in Observe: the scaler shares one state per
+  // queue set between ScaledObjects that may state different durations.)
+  // A measured estimate without a count (built directly; DecodeState gives older saved states
+  // the full count) is a settled one.
+  const int64_t count = task_count > 0 ? task_count : kDurationPriorTasks;
+  const double n = measured > 0 ? static_cast<double>(std::min(count, kDurationPriorTasks)) : 0;
+  const auto k = static_cast<double>(kDurationPriorTasks);
+  return ((k - n) * *spec.task_seconds + n * measured) / k;
+}
+
 }  // namespace
 
 double DrainSlots(const ScalerMetadata& spec, int64_t pending, int64_t in_flight,
                   const PolicyState& state, Clock::time_point now, double warm_slots,
-                  double oldest_in_flight_seconds) {
+                  double oldest_in_flight_seconds,
+                  const std::map<std::string, int64_t>& pending_sample) {
   if (!spec.drain_seconds) return -1;
   const double d = static_cast<double>(*spec.drain_seconds);
-  double s = TaskSecondsEstimate(spec, state);
-  if (s <= 0) s = std::max(d / kAssumedTasksPerSlot, oldest_in_flight_seconds);
+  const double s = PendingTaskSeconds(spec, state, pending_sample,
+                                      std::max(d / kAssumedTasksPerSlot, oldest_in_flight_seconds));
   const double c = PrewarmLeadSeconds(spec, state);
-  const double r = std::max(static_cast<double>(in_flight), warm_slots);
+  double r = std::max(static_cast<double>(in_flight), warm_slots);
+  // A cold start after the backlog appeared, the replica asked for then (Decide asks for one from
+  // the first observation with work, and KEDA activates from zero at once) is due any moment: it
+  // counts as running, so the work that queued while it booted buys no replicas it will clear
+  // (on the real Azure function azf-f952e8b0, 15 tasks of 30 ms that queued during the first cold
+  // start bought 3).
+  const double age = state.busy_since ? Seconds(now - *state.busy_since) : 0;
+  if (r == 0 && state.busy_since && age >= c) r = static_cast<double>(spec.tasks_per_replica);
   // Slots' worth of work arriving per second. Within the first c + d of a busy period the
   // arrivals seen are the burst itself (already in the backlog): use the rate from before it.
-  const bool young = state.busy_since && Seconds(now - *state.busy_since) < c + d;
+  const bool young = state.busy_since && age < c + d;
   const double a = (young ? state.arrival_rate_before_busy : state.arrival_rate) * s;
   // Work waiting to start. (The running tasks' remainder delays each running slot by ~s/2, but
   // each slot also starts one more task just before the deadline: the two roughly cancel, and
@@ -75,7 +100,7 @@ double DrainSlots(const ScalerMetadata& spec, int64_t pending, int64_t in_flight
   // A cold burst (nothing running or warm) pays the cold start anyway, and what arrives before
   // the first replica is ready queues up: size it for the typical burst (state.burst_work) when
   // more than is visible yet, so the replicas for its tail start booting with the first ones.
-  const bool cold = r == 0 && state.busy_since && Seconds(now - *state.busy_since) < c;
+  const bool cold = r == 0 && state.busy_since && age < c;
   if (cold) w = std::max(w, state.burst_work * s);
   // Slots asked for now arrive a cold start c later; until then only the r running slots work
   // while work keeps arriving at a. New slots x drain what is left at c within d after:
@@ -105,17 +130,26 @@ double PrewarmSlots(const ScalerMetadata& spec, const PolicyState& state) {
 }
 
 double TaskSecondsEstimate(const ScalerMetadata& spec, const PolicyState& state) {
-  const double measured = state.task_seconds > 0 ? state.task_seconds : 0;
-  if (!spec.task_seconds || *spec.task_seconds <= 0) return measured;
-  // `taskSeconds` weighs as kDurationPriorTasks measured tasks, so one long first task barely
-  // moves a stated duration. (Applied here, not in Observe: the scaler shares one state per
-  // queue set between ScaledObjects that may state different durations.)
-  // A measured estimate without a count (built directly; DecodeState gives older saved states
-  // the full count) is a settled one.
-  const int64_t count = state.task_count > 0 ? state.task_count : kDurationPriorTasks;
-  const double n = measured > 0 ? static_cast<double>(std::min(count, kDurationPriorTasks)) : 0;
-  const auto k = static_cast<double>(kDurationPriorTasks);
-  return ((k - n) * *spec.task_seconds + n * measured) / k;
+  return BlendWithStated(spec, state.task_seconds, state.task_count);
+}
+
+double PendingTaskSeconds(const ScalerMetadata& spec, const PolicyState& state,
+                          const std::map<std::string, int64_t>& pending_sample, double assumed) {
+  double sum = 0;
+  int64_t n = 0;
+  for (const auto& [name, count] : pending_sample) {
+    if (count <= 0) continue;
+    const auto it = state.task_durations.find(name);
+    double s = it == state.task_durations.end()
+                   ? BlendWithStated(spec, 0, 0)  // `taskSeconds`, or 0
+                   : BlendWithStated(spec, it->second.seconds, it->second.count);
+    if (s <= 0) s = assumed;
+    sum += s * static_cast<double>(count);
+    n += count;
+  }
+  if (n > 0) return sum / static_cast<double>(n);
+  const double all = TaskSecondsEstimate(spec, state);
+  return all > 0 ? all : assumed;
 }
 
 bool operator==(const Decision& a, const Decision& b) {
@@ -196,8 +230,9 @@ Decision Decide(const ScalerMetadata& spec, const Observation& obs, const Policy
       warm = PrewarmReplicas(spec, state);
     }
     const auto warm_slots = static_cast<double>(warm * tpr);
-    if (const int64_t drain = DrainReplicas(spec, obs.pending, obs.in_flight, state, now,
-                                            warm_slots, obs.oldest_in_flight_seconds);
+    if (const int64_t drain =
+            DrainReplicas(spec, obs.pending, obs.in_flight, state, now, warm_slots,
+                          obs.oldest_in_flight_seconds, obs.pending_sample);
         drain >= 0 && obs.pending > 0) {
       sized = std::clamp<int64_t>(drain, std::max<int64_t>(1, in_flight_need), for_work);
       reason = kReasonDrain;

@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -76,7 +77,8 @@ std::optional<PrewarmWindow> LearnedPrewarmWindow(const ScalerMetadata& spec,
 //   x = floor((w - max(0, r - a) (c + d)) / d)
 // (whole slots, each with at least d of work when it arrives), and the result is max(r, r + x):
 // no new replicas while the running ones would finish the backlog within c + d anyway; from idle
-// (r = 0, a = 0) it is floor(w / d).
+// (r = 0, a = 0) it is floor(w / d). A cold start after the busy period began with nothing
+// running or warm, the replica asked for then is due: r = tasksPerReplica.
 // warm_slots: slots asked for earlier (a pre-warmed pool) that count as running even while they
 // start, r = max(in_flight, warm_slots). Once that pool runs tasks (warm_slots > 0 and in_flight
 // > 0), a new slot must have at least max(d, c) of work: x = floor((w - max(0, r - a) (c + d)) /
@@ -84,13 +86,25 @@ std::optional<PrewarmWindow> LearnedPrewarmWindow(const ScalerMetadata& spec,
 // shortens.
 // oldest_in_flight_seconds (Observation): while no duration is known, S is assumed to be
 // drainSeconds / 5 (one slot per 5 pending tasks, as KEDA's listLength 5) or this, if longer.
+// pending_sample (Observation): the task names of the pending messages delivered next; S is then
+// PendingTaskSeconds.
 double DrainSlots(const ScalerMetadata& spec, int64_t pending, int64_t in_flight,
                   const PolicyState& state, std::chrono::system_clock::time_point now,
-                  double warm_slots = 0, double oldest_in_flight_seconds = 0);
+                  double warm_slots = 0, double oldest_in_flight_seconds = 0,
+                  const std::map<std::string, int64_t>& pending_sample = {});
 
 // The task duration S the rules use: the measured estimate (state.task_seconds), blended with
 // `taskSeconds` when set, which weighs as kDurationPriorTasks measured tasks; 0 = unknown.
 double TaskSecondsEstimate(const ScalerMetadata& spec, const PolicyState& state);
+
+// S of the work waiting now: the mean over `pending_sample` (name -> count) of each name's own
+// estimate (state.task_durations, blended with `taskSeconds` as TaskSecondsEstimate); a name
+// without one counts as `assumed` (DrainSlots: its no-duration assumption), as a new queue's
+// tasks do. One estimate for all names would size a burst of short tasks for the long ones when
+// another name ran last (warmpool-sim `office`: 45-s day bursts after 5-minute night jobs).
+// Without a sample: TaskSecondsEstimate, or `assumed` while that is unknown.
+double PendingTaskSeconds(const ScalerMetadata& spec, const PolicyState& state,
+                          const std::map<std::string, int64_t>& pending_sample, double assumed);
 
 // The pre-warmed pool for the expected burst, in slots, or -1 as DrainSlots: the fewest warm
 // slots (at least 1) on which the burst (w = state.burst_work * S) needs no new replica by

@@ -1,5 +1,7 @@
 #include "scaler/backlog.h"
 
+#include "celery/task_name.h"
+
 namespace warmpool::scaler {
 
 std::string ProbeTarget::CacheKey() const {
@@ -44,6 +46,7 @@ policy::Observation ToObservation(const BacklogReading& reading, bool count_in_f
   obs.scheduled = reading.scheduled();
   obs.earliest_eta = reading.earliest_eta;
   if (count_in_flight) obs.oldest_in_flight_seconds = reading.oldest_in_flight_seconds;
+  obs.pending_sample = reading.pending_sample;
   return obs;
 }
 
@@ -62,7 +65,21 @@ void CountUnackedEntry(const celery::UnackedEntry& entry, std::chrono::system_cl
     if (!reading->earliest_eta || *eta < *reading->earliest_eta) reading->earliest_eta = eta;
   } else {
     ++it->second.in_flight;
-    if (!entry.delivery_tag.empty()) reading->in_flight_tags.push_back(entry.delivery_tag);
+    if (!entry.delivery_tag.empty()) {
+      reading->in_flight_tags.push_back(entry.delivery_tag);
+      reading->in_flight_tasks.push_back(entry.task);
+    }
+  }
+}
+
+void AddPendingSample(const std::vector<std::vector<std::string_view>>& sub_lists,
+                      std::map<std::string, int64_t>* sample) {
+  int64_t taken = 0;
+  for (const auto& list : sub_lists) {
+    for (auto it = list.rbegin(); it != list.rend(); ++it) {
+      if (taken++ == policy::kPendingSample) return;
+      if (auto name = celery::TaskNameOfEnvelope(*it)) ++(*sample)[*name];
+    }
   }
 }
 

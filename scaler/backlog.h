@@ -49,6 +49,11 @@ struct BacklogReading {
   std::optional<std::chrono::system_clock::time_point> earliest_eta;  // among scheduled
   int64_t unparsable_unacked = 0;  // unacked entries that are not kombu JSON (counted nowhere)
   std::vector<std::string> in_flight_tags;  // delivery tags of the in-flight tasks (run times)
+  // Parallel to in_flight_tags: each one's task name (headers.task), "" when it has none.
+  std::vector<std::string> in_flight_tasks;
+  // Task names of the pending messages delivered next, up to policy::kPendingSample per queue,
+  // summed over the queues (Observation.pending_sample); read only with target.read_unacked.
+  std::map<std::string, int64_t> pending_sample;
   // How long the longest-running of them has been seen in flight (the scaler's TaskTiming).
   double oldest_in_flight_seconds = 0;
   std::chrono::system_clock::time_point taken_at;
@@ -67,5 +72,13 @@ policy::Observation ToObservation(const BacklogReading& reading, bool count_in_f
 // the reading's queues: scheduled when its eta is after `now`, else in flight. Pure.
 void CountUnackedEntry(const celery::UnackedEntry& entry, std::chrono::system_clock::time_point now,
                        BacklogReading* reading);
+
+// Adds the task names of one queue's next policy::kPendingSample messages to `sample`.
+// `sub_lists` holds the tail of each priority sub-list (LRANGE key -kPendingSample -1), in kombu's
+// consumption order (PriorityListKeys); each in Redis order, so its last element, which BRPOP
+// takes next, is read first. Messages without a name (TaskNameOfEnvelope) take their place in
+// the sample but are not counted. Pure.
+void AddPendingSample(const std::vector<std::vector<std::string_view>>& sub_lists,
+                      std::map<std::string, int64_t>* sample);
 
 }  // namespace warmpool::scaler

@@ -49,6 +49,14 @@ BacklogReading ReadBacklog(RedisConnection& conn, const ProbeTarget& target,
   }
   if (target.read_unacked) {
     commands.push_back({"HVALS", kombu::PrefixedKey(target.key_prefix, kombu::kUnackedKey)});
+    // The sub-lists' tails, which BRPOP delivers next: their task names size the pending work.
+    const std::string tail = std::to_string(-policy::kPendingSample);
+    for (const auto& queue : target.queues) {
+      for (const auto& key :
+           kombu::PriorityListKeys(target.key_prefix, queue, target.priority_levels)) {
+        commands.push_back({"LRANGE", key, tail, "-1"});
+      }
+    }
   }
   ArmDeadline(conn, deadline);
   auto replies = conn.Pipeline(commands);
@@ -82,6 +90,25 @@ BacklogReading ReadBacklog(RedisConnection& conn, const ProbeTarget& target,
       } else {
         ++reading.unparsable_unacked;
       }
+    }
+    ++i;
+    for (size_t q = 0; q < target.queues.size(); ++q) {
+      std::vector<std::vector<std::string_view>> tails;
+      for (size_t s = 0; s < target.priority_levels.size(); ++s, ++i) {
+        const redisReply* lrange = replies[i].get();
+        if (ReplyIsError(lrange)) {
+          throw RedisReplyError(std::string("redis ") + conn.endpoint().Redacted() + ": LRANGE " +
+                                commands[i][1] + ": " + ReplyString(lrange));
+        }
+        std::vector<std::string_view>& tail = tails.emplace_back();
+        for (const redisReply* element : ReplyElements(lrange)) {
+          // Anything but a string is no kombu message: nameless, it still fills its place.
+          tail.push_back(element->type == REDIS_REPLY_STRING
+                             ? std::string_view(element->str, element->len)
+                             : std::string_view());
+        }
+      }
+      AddPendingSample(tails, &reading.pending_sample);
     }
   }
   return reading;

@@ -1,7 +1,6 @@
 #include "scaler/scaler_core.h"
 
 #include <algorithm>
-#include <set>
 
 #include <spdlog/spdlog.h>
 
@@ -180,15 +179,13 @@ void ScalerCore::MeasureTaskTimes(const std::string& target_key, BacklogReading*
   Timing& entry = timings_[target_key];
   entry.last_used = now;
   policy::TaskTiming& timing = entry.timing;
-  // Tags that vanished since the last snapshot are the finished tasks the mean is over.
-  const std::set<std::string_view> now_in_flight(reading->in_flight_tags.begin(),
-                                                 reading->in_flight_tags.end());
-  const auto finished =
-      std::count_if(timing.first_seen.begin(), timing.first_seen.end(),
-                    [&](const auto& kv) { return !now_in_flight.count(kv.first); });
-  obs->measured_task_seconds =
-      policy::ObserveInFlightTags(&timing, reading->in_flight_tags, reading->taken_at);
-  if (obs->measured_task_seconds) obs->measured_task_count = finished;
+  // Tags that vanished since the last snapshot are the finished tasks; the mean, the count and
+  // the by-name sums are over the same ones.
+  policy::FinishedInFlight finished = policy::ObserveInFlight(
+      &timing, reading->in_flight_tags, reading->in_flight_tasks, reading->taken_at);
+  obs->measured_task_seconds = finished.mean_seconds;
+  if (finished.mean_seconds) obs->measured_task_count = finished.count;
+  obs->finished_by_task = std::move(finished.by_task);
   // For Decide (through ToObservation); Observe does not use it.
   reading->oldest_in_flight_seconds = policy::OldestInFlightSeconds(timing, reading->taken_at);
 }

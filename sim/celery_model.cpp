@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 
 namespace warmpool::sim {
 
@@ -9,14 +10,21 @@ CeleryModel::CeleryModel(const Workload& workload, int64_t slots_per_pod, RunTal
                          int64_t visibility_timeout_s)
     : slots_per_pod_(slots_per_pod), visibility_timeout_s_(visibility_timeout_s), tally_(tally) {
   tasks_.reserve(workload.tasks.size());
+  std::map<std::string, int> name_ids;
   for (const auto& t : workload.tasks) {
     SimTask s;
+    if (!t.task.empty()) {
+      const auto [it, added] = name_ids.emplace(t.task, static_cast<int>(task_names_.size()));
+      if (added) task_names_.push_back(t.task);
+      s.name = it->second;
+    }
     s.arrival = static_cast<int64_t>(std::floor(t.arrival_s));
     s.due = std::max(s.arrival, static_cast<int64_t>(std::ceil(t.eta_s)));
     s.first_due = s.due;
     s.duration = std::max<int64_t>(1, std::llround(t.duration_s));
     tasks_.push_back(s);
   }
+  finished_by_name_.assign(task_names_.size(), FinishedOfName{});
   wait_index_.assign(tasks_.size(), -1);
   lost_at_.assign(tasks_.size(), -1);
 }

@@ -6,6 +6,7 @@
 #include <functional>
 #include <optional>
 #include <queue>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -23,6 +24,13 @@ struct SimTask {
   int64_t start = -1;
   int64_t end = -1;
   int64_t first_due = 0;  // for waits of requeued tasks: the original due time
+  int name = -1;          // index into CeleryModel::task_names(); -1 = unnamed
+};
+
+// Tasks of one name finished since the last take (CeleryModel::finished_by_name).
+struct FinishedOfName {
+  double seconds = 0;
+  int64_t count = 0;
 };
 
 // The Celery side of a run: the broker (arrivals, tasks with an eta held out of the list until
@@ -65,7 +73,13 @@ class CeleryModel {
   // and the count since ResetFinishedCount().
   double finished_durations_sum() const { return finished_durations_sum_; }
   int64_t finished_count() const { return finished_since_take_; }
-  void ResetFinishedCount() { finished_since_take_ = 0; }
+  // Indexed by SimTask.name; reset with the count.
+  const std::vector<FinishedOfName>& finished_by_name() const { return finished_by_name_; }
+  const std::vector<std::string>& task_names() const { return task_names_; }
+  void ResetFinishedCount() {
+    finished_since_take_ = 0;
+    std::fill(finished_by_name_.begin(), finished_by_name_.end(), FinishedOfName{});
+  }
 
  private:
   // Takes the running task `id` off its worker at t: its partial run goes to `lost_gpu_s`.
@@ -84,6 +98,8 @@ class CeleryModel {
   std::priority_queue<Due, std::vector<Due>, std::greater<>> lost_;  // (visible again at, id)
   double finished_durations_sum_ = 0;
   int64_t finished_since_take_ = 0;
+  std::vector<std::string> task_names_;
+  std::vector<FinishedOfName> finished_by_name_;
 };
 
 // Inline: it runs for every pod every simulated second.
@@ -94,6 +110,10 @@ inline void CeleryModel::RunWorker(int64_t t, Pod& p) {
       tally_.busy_gpu_s += static_cast<double>(task.duration) / slots_per_pod_;
       finished_durations_sum_ += static_cast<double>(task.duration);
       ++finished_since_take_;
+      if (task.name >= 0) {
+        finished_by_name_[task.name].seconds += static_cast<double>(task.duration);
+        ++finished_by_name_[task.name].count;
+      }
       tally_.last_completion = std::max(tally_.last_completion, task.end);
       p.tasks[k] = p.tasks.back();
       p.tasks.pop_back();

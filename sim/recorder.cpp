@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "celery/kombu_keys.h"
+#include "celery/unacked.h"
 #include "redis/connection.h"
 #include "redis/errors.h"
 #include "redis/url.h"
@@ -21,6 +22,7 @@ Workload WorkloadFromSamples(const std::vector<QueueSample>& samples, const std:
   if (samples.empty()) return w;
   std::map<std::string, double> started;          // tag -> first seen
   std::vector<std::pair<double, double>> starts;  // (start, duration or -1), in start order
+  std::vector<std::string> names;                 // task name of each start
   std::map<std::string, size_t> index;            // tag -> position in starts
   std::set<std::string> previous;
   std::vector<double> arrivals;
@@ -33,6 +35,8 @@ Workload WorkloadFromSamples(const std::vector<QueueSample>& samples, const std:
       if (!previous.count(tag)) {
         index[tag] = starts.size();
         starts.emplace_back(s.t_s, -1);
+        const auto name = s.task_of.find(tag);
+        names.push_back(name == s.task_of.end() ? std::string() : name->second);
         ++new_starts;
       }
     }
@@ -58,8 +62,9 @@ Workload WorkloadFromSamples(const std::vector<QueueSample>& samples, const std:
   const double mean = n > 0 ? sum / static_cast<double>(n) : 1.0;
   const double t0 = samples.front().t_s;
   for (size_t k = 0; k < arrivals.size(); ++k) {
-    const double duration = k < starts.size() ? starts[k].second : mean;
-    w.tasks.push_back(Task{arrivals[k] - t0, duration, -1, ""});
+    const bool started_k = k < starts.size();
+    w.tasks.push_back(Task{arrivals[k] - t0, started_k ? starts[k].second : mean, -1, "",
+                           started_k ? names[k] : std::string()});
   }
   w.horizon_s = static_cast<int64_t>(end - t0) + 7200;
   return w;
@@ -75,7 +80,8 @@ Status RecordQueue(const RecordOptions& o, std::ostream& log) {
       commands.push_back({"LLEN", key});
     }
   }
-  commands.push_back({"HKEYS", kombu::PrefixedKey(o.key_prefix, kombu::kUnackedKey)});
+  commands.push_back({"HVALS", kombu::PrefixedKey(o.key_prefix, kombu::kUnackedKey)});
+  const std::set<std::string> queues(o.queues.begin(), o.queues.end());
   std::vector<QueueSample> samples;
   try {
     RedisConnection conn(*endpoint);
@@ -87,8 +93,11 @@ Status RecordQueue(const RecordOptions& o, std::ostream& log) {
       QueueSample s;
       s.t_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
       for (size_t i = 0; i + 1 < replies.size(); ++i) s.pending += ReplyInteger(replies[i].get());
-      for (const redisReply* tag : ReplyElements(replies.back().get())) {
-        s.in_flight_tags.push_back(ReplyString(tag));
+      for (const redisReply* value : ReplyElements(replies.back().get())) {
+        const auto entry = celery::ParseUnackedValue(ReplyString(value));
+        if (!entry || !queues.count(entry->routing_key) || entry->delivery_tag.empty()) continue;
+        s.in_flight_tags.push_back(entry->delivery_tag);
+        if (!entry->task.empty()) s.task_of[entry->delivery_tag] = entry->task;
       }
       if (samples.size() % 60 == 0) {
         log << "t=" << static_cast<int64_t>(s.t_s) << "s pending=" << s.pending

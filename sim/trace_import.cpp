@@ -334,6 +334,7 @@ Status ImportAzureFunctions2019(std::string_view invocations_csv, std::string_vi
         const double ms = PiecewiseLinearQuantile(it->second, unit(rng));
         t.duration_s = std::max(kMinDuration, ms / 1000.0 * opt.duration_scale);
         t.queue = queue;
+        t.task = queue;  // one Celery task per function: durations are learned per function
         w.tasks.push_back(std::move(t));
       }
     }

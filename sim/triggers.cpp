@@ -18,7 +18,10 @@ policy::Observation ObservationOf(const ProbeSnapshot& snapshot, int64_t t,
   if (measure_durations && snapshot.finished > 0) {
     o.measured_task_seconds = snapshot.finished_seconds / static_cast<double>(snapshot.finished);
     o.measured_task_count = snapshot.finished;
+    o.finished_by_task = snapshot.finished_by_task;
   }
+  // The scaler samples task names with the reads it measures durations from.
+  if (measure_durations) o.pending_sample = snapshot.pending_sample;
   return o;
 }
 
@@ -41,6 +44,12 @@ ProbeSnapshot WarmpoolTrigger::Probe() {
       if (!s.oldest_start || start < *s.oldest_start) s.oldest_start = start;
     }
   }
+  const auto& queue = celery_.queue();
+  const auto sampled = std::min<size_t>(queue.size(), policy::kPendingSample);
+  for (size_t i = 0; i < sampled; ++i) {
+    const int name = celery_.tasks()[queue[i]].name;
+    if (name >= 0) ++s.pending_sample[celery_.task_names()[name]];
+  }
   s.scheduled = celery_.scheduled();
   s.earliest_eta = celery_.earliest_eta();
   // Taken only when durations are measured, as before: otherwise they keep accumulating unread.
@@ -48,6 +57,13 @@ ProbeSnapshot WarmpoolTrigger::Probe() {
   if (policy_.measure_durations && finished > 0) {
     s.finished = finished;
     s.finished_seconds = celery_.finished_durations_sum() - durations_reported_;
+    const auto& by_name = celery_.finished_by_name();
+    for (size_t i = 0; i < by_name.size(); ++i) {
+      if (by_name[i].count > 0) {
+        s.finished_by_task.push_back(
+            {celery_.task_names()[i], by_name[i].seconds, by_name[i].count});
+      }
+    }
     durations_reported_ = celery_.finished_durations_sum();
     celery_.ResetFinishedCount();
   }

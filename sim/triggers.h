@@ -2,7 +2,10 @@
 
 #include <chrono>
 #include <cstdint>
+#include <map>
 #include <optional>
+#include <string>
+#include <vector>
 
 #include "policy/scaler_metadata.h"
 #include "policy/warm_policy.h"
@@ -28,12 +31,15 @@ struct ProbeSnapshot {
   std::optional<int64_t> oldest_start;  // start of the longest-running task; none when idle
   int64_t scheduled = 0;
   std::optional<int64_t> earliest_eta;
-  int64_t finished = 0;         // tasks finished since the previous probe
-  double finished_seconds = 0;  // their summed run time
+  int64_t finished = 0;                                 // tasks finished since the previous probe
+  double finished_seconds = 0;                          // their summed run time
+  std::vector<policy::FinishedTasks> finished_by_task;  // the named ones among them, by name
+  // Names of the next policy::kPendingSample tasks to be delivered (the scaler's LRANGE sample).
+  std::map<std::string, int64_t> pending_sample;
 };
 
-// The policy's Observation of `snapshot` at t; task durations only when `measure_durations`
-// (PolicySpec). Pure.
+// The policy's Observation of `snapshot` at t; task durations and the pending sample only when
+// `measure_durations` (PolicySpec). Pure.
 policy::Observation ObservationOf(const ProbeSnapshot& snapshot, int64_t t, bool measure_durations);
 
 // One policy step as warmpool-scaler takes it per fresh reading (ScalerCore): fold the

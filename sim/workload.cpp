@@ -60,7 +60,7 @@ Status ParseWorkloadCsv(std::string_view text, const std::string& name, Workload
   w.name = name;
   CsvLines lines(text, CsvLines::Comments::kSkip);
   std::string_view line;
-  int eta_col = -1, queue_col = -1;
+  int eta_col = -1, queue_col = -1, task_col = -1;
   bool header = true;
   double last_runnable = 0, longest = 0;
   while (lines.Next(&line)) {
@@ -73,19 +73,21 @@ Status ParseWorkloadCsv(std::string_view text, const std::string& name, Workload
         return Status::InvalidArgument(where + "header must start with arrival_s,duration_s");
       }
       for (size_t i = 2; i < fields.size(); ++i) {
-        if (fields[i] == "eta_s" && eta_col < 0 && queue_col < 0) {
+        if (fields[i] == "eta_s" && eta_col < 0 && queue_col < 0 && task_col < 0) {
           eta_col = static_cast<int>(i);
-        } else if (fields[i] == "queue" && queue_col < 0) {
+        } else if (fields[i] == "queue" && queue_col < 0 && task_col < 0) {
           queue_col = static_cast<int>(i);
+        } else if (fields[i] == "task" && task_col < 0) {
+          task_col = static_cast<int>(i);
         } else {
-          return Status::InvalidArgument(where + "unknown or misplaced column \"" +
-                                         std::string(fields[i]) +
-                                         "\" (allowed: arrival_s,duration_s[,eta_s][,queue])");
+          return Status::InvalidArgument(
+              where + "unknown or misplaced column \"" + std::string(fields[i]) +
+              "\" (allowed: arrival_s,duration_s[,eta_s][,queue][,task])");
         }
       }
       continue;
     }
-    const size_t want = 2 + (eta_col >= 0) + (queue_col >= 0);
+    const size_t want = 2 + (eta_col >= 0) + (queue_col >= 0) + (task_col >= 0);
     if (fields.size() != want) {
       return Status::InvalidArgument(where + "expected " + std::to_string(want) + " fields, got " +
                                      std::to_string(fields.size()));
@@ -104,6 +106,7 @@ Status ParseWorkloadCsv(std::string_view text, const std::string& name, Workload
                                      "\": must be a number or empty");
     }
     if (queue_col >= 0) t.queue = std::string(fields[queue_col]);
+    if (task_col >= 0) t.task = std::string(fields[task_col]);
     last_runnable = std::max(last_runnable, std::max(t.arrival_s, t.eta_s));
     longest = std::max(longest, t.duration_s);
     w.tasks.push_back(std::move(t));
@@ -116,7 +119,11 @@ Status ParseWorkloadCsv(std::string_view text, const std::string& name, Workload
 }
 
 std::string FormatWorkloadCsv(const Workload& w) {
-  std::string out = "arrival_s,duration_s,eta_s,queue\n";
+  // The task column only where a task is named, so unnamed workloads read as before.
+  const bool named =
+      std::any_of(w.tasks.begin(), w.tasks.end(), [](const Task& t) { return !t.task.empty(); });
+  std::string out =
+      named ? "arrival_s,duration_s,eta_s,queue,task\n" : "arrival_s,duration_s,eta_s,queue\n";
   char buf[128];
   for (const auto& t : w.tasks) {
     if (t.eta_s >= 0) {
@@ -126,6 +133,7 @@ std::string FormatWorkloadCsv(const Workload& w) {
     }
     out += buf;
     out += t.queue;
+    if (named) out.append(",").append(t.task);
     out += '\n';
   }
   return out;
@@ -137,7 +145,7 @@ bool GenerateWorkload(const std::string& name, uint64_t seed, Workload* out) {
   Workload w;
   w.name = name;
   auto add = [&](double arrival, double duration) {
-    w.tasks.push_back(Task{arrival, std::max(0.1, duration), -1, "gpu"});
+    w.tasks.push_back(Task{arrival, std::max(0.1, duration), -1, "gpu", ""});
   };
   if (name == "W1") {
     // Monthly batch: 5,000 images enqueued over 2 min, then idle. S ~ lognormal(1 s, p95 3 s).

@@ -15,6 +15,7 @@ struct Task {
   double duration_s = 1;  // run time on a worker, > 0
   double eta_s = -1;      // countdown/eta: not runnable before this time; < 0 = none
   std::string queue;      // informational (the simulator models one ScaledObject)
+  std::string task;       // Celery task name (headers.task): durations are learned per name
 };
 
 struct Workload {
@@ -23,10 +24,10 @@ struct Workload {
   int64_t horizon_s = 0;    // simulated time; nodes still alive at the end are billed up to it
 };
 
-// Parses `arrival_s,duration_s[,eta_s][,queue]` with a header line naming the columns (eta_s and
-// queue optional, in that order). Rows are sorted by arrival. The horizon is the last runnable
-// time + the longest duration + 2 h (so tails and node scale-down are in). InvalidArgument names
-// the line and the bad field. Pure.
+// Parses `arrival_s,duration_s[,eta_s][,queue][,task]` with a header line naming the columns
+// (eta_s, queue and task optional, in that order). Rows are sorted by arrival. The horizon is the
+// last runnable time + the longest duration + 2 h (so tails and node scale-down are in).
+// InvalidArgument names the line and the bad field. Pure.
 Status ParseWorkloadCsv(std::string_view text, const std::string& name, Workload* out);
 
 // A whole field as a finite number (strtod syntax, nothing around it). The workload and trace

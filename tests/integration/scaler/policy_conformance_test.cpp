@@ -42,6 +42,9 @@ using namespace std::chrono_literals;
 using Raw = std::map<std::string, std::string>;
 
 constexpr char kQueue[] = "celery";
+// Two task names, so durations are learned and pending work sized per name on both sides.
+constexpr char kTaskName[] = "tasks.detect_change";
+constexpr char kOtherTaskName[] = "tasks.index_tiles";
 
 struct TraceTask {
   int64_t arrival = 0;
@@ -51,6 +54,7 @@ struct TraceTask {
   int64_t end = -1;
   std::string tag;  // kombu delivery tag
   std::string envelope;
+  std::string name;  // headers.task
 };
 
 // Worker slots that take tasks from the list in [from, to) (an open loop: the workers do not
@@ -83,6 +87,8 @@ class TraceQueue {
         task.end = t;
         finished_ += 1;
         finished_seconds_ += static_cast<double>(task.end - task.start);
+        FinishedOf(task.name).count += 1;
+        FinishedOf(task.name).seconds_sum += static_cast<double>(task.end - task.start);
         c.finished.push_back(running_[k]);
         running_.erase(running_.begin() + static_cast<long>(k));
       } else {
@@ -135,8 +141,14 @@ class TraceQueue {
     }
     s.finished = finished_;
     s.finished_seconds = finished_seconds_;
+    // The scaler reads the names from the messages: the list's next kPendingSample, `unacked`.
+    s.finished_by_task = std::move(finished_by_task_);
+    for (size_t i = 0; i < list_.size() && i < static_cast<size_t>(policy::kPendingSample); ++i) {
+      ++s.pending_sample[tasks_[list_[i]].name];
+    }
     finished_ = 0;
     finished_seconds_ = 0;
+    finished_by_task_.clear();
     return s;
   }
 
@@ -144,6 +156,13 @@ class TraceQueue {
   bool done() const { return next_ == tasks_.size() && list_.empty() && running_.empty(); }
 
  private:
+  policy::FinishedTasks& FinishedOf(const std::string& name) {
+    for (policy::FinishedTasks& f : finished_by_task_) {
+      if (f.task == name) return f;
+    }
+    return finished_by_task_.emplace_back(policy::FinishedTasks{name, 0, 0});
+  }
+
   void Start(int id, int64_t t) {
     tasks_[id].start = t;
     running_.push_back(id);
@@ -151,6 +170,7 @@ class TraceQueue {
 
   std::vector<TraceTask> tasks_;
   std::vector<Capacity> capacity_;
+  std::vector<policy::FinishedTasks> finished_by_task_;
   size_t next_ = 0;
   std::deque<int> list_;
   std::vector<int> held_, running_;
@@ -213,7 +233,8 @@ class KombuMirror {
   const std::string index_ = kombu::PrefixedKey("", kombu::kUnackedIndexKey);
 };
 
-TraceTask Task(int64_t arrival, int64_t duration, std::optional<int64_t> eta = std::nullopt) {
+TraceTask Task(int64_t arrival, int64_t duration, std::optional<int64_t> eta = std::nullopt,
+               const char* name = kTaskName) {
   static int serial = 0;
   TraceTask task;
   task.arrival = arrival;
@@ -224,7 +245,8 @@ TraceTask Task(int64_t arrival, int64_t duration, std::optional<int64_t> eta = s
   celery::TaskMessage m;
   m.id = "id-";
   m.id.append(std::to_string(serial));
-  m.task = "tasks.detect_change";
+  m.task = name;
+  task.name = name;
   m.routing_key = kQueue;
   if (eta) m.eta = static_cast<double>(KombuMirror::Unix(*eta));
   task.envelope = celery::EncodeTaskMessageV2(m, task.tag);
@@ -233,9 +255,9 @@ TraceTask Task(int64_t arrival, int64_t duration, std::optional<int64_t> eta = s
 
 // Idle 300 s; a burst of 20 that waits 140 s for its first worker (a cold start for
 // coldStartSeconds 120, not for the default 300) and drains on 4 slots; then 7 bursts of 3 tasks
-// every 900 s from 1200, on 2 slots after 150 s (cold again) or 5 s, with a countdown task sent
-// at 2300 for 3000. Idle gaps of 650 s and more let every keep-alive expire before the learned
-// pre-warm window opens.
+// of another task name every 900 s from 1200, on 2 slots after 150 s (cold again) or 5 s, with a
+// countdown task sent at 2300 for 3000. Idle gaps of 650 s and more let every keep-alive expire
+// before the learned pre-warm window opens.
 TraceQueue Trace() {
   std::vector<TraceTask> tasks;
   std::vector<Capacity> capacity;
@@ -244,7 +266,9 @@ TraceQueue Trace() {
   capacity.push_back({440, 800, 4});
   for (int k = 0; k < 7; ++k) {
     const int64_t at = 1200 + 900 * k;
-    for (int i = 0; i < 3; ++i) tasks.push_back(Task(at + 3 * i, 35 + 5 * i));
+    for (int i = 0; i < 3; ++i) {
+      tasks.push_back(Task(at + 3 * i, 35 + 5 * i, std::nullopt, kOtherTaskName));
+    }
     if (k == 1) tasks.push_back(Task(at + 200, 30, 3000));
     capacity.push_back({at + (k % 2 ? 5 : 150), at + 400, 2});
   }
@@ -378,6 +402,7 @@ size_t RunConformance(std::vector<Object>& objects) {
     INFO(o.name);
     CHECK(o.decision_mismatches == 0);
     CHECK(o.state_mismatches == 0);
+    CHECK(o.sim_state.task_durations.size() == 2);  // both names learned apart
   }
   return scaler.core.probe_targets();
 }

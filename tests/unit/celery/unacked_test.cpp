@@ -40,6 +40,7 @@ TEST_CASE("ParseUnackedValue reads kombu's unacked value", "[celery][unacked]") 
   CHECK(entry->routing_key == "gpu");
   CHECK(entry->priority == 6);
   CHECK(entry->delivery_tag == "t1");
+  CHECK(entry->task == "tasks.add");  // headers.task
   REQUIRE(entry->eta.has_value());
   CHECK(*entry->eta == Approx(k2000Utc + 1800));  // 20:30 UTC
 }
@@ -58,6 +59,23 @@ TEST_CASE("ParseUnackedValue leaves absent or unreadable fields unset", "[celery
   CHECK(entry->priority == 0);
   CHECK(entry->delivery_tag.empty());
   CHECK_FALSE(entry->eta.has_value());
+  CHECK(entry->task.empty());
+}
+
+TEST_CASE("ParseUnackedValue leaves the task name empty unless headers.task is a string",
+          "[celery][unacked]") {
+  for (const std::string& envelope :
+       {std::string(R"({"headers": {"task": 5}})"), std::string(R"({"headers": {"task": null}})"),
+        std::string(R"({"headers": "tasks.add"})"), std::string(R"({"body": "tasks.add"})")}) {
+    DYNAMIC_SECTION(envelope) {
+      auto entry = ParseUnackedValue(Value(envelope, "q"));
+      REQUIRE(entry.has_value());
+      CHECK(entry->task.empty());
+    }
+  }
+  auto entry = ParseUnackedValue(Value(R"({"headers": {"task": "app.long"}})", "q"));
+  REQUIRE(entry.has_value());
+  CHECK(entry->task == "app.long");
 }
 
 TEST_CASE("ParseUnackedValue cuts the envelope exactly, whatever its strings hold",

@@ -98,6 +98,38 @@ TEST_CASE("Observe folds measured durations into a mean, then an EWMA", "[state]
   CHECK(s.task_seconds == Approx(0.97 * mean + 0.03 * 13));
 }
 
+TEST_CASE("Observe learns each task name's duration apart, as it does all of them", "[state]") {
+  Observation o = Work(1);
+  o.measured_task_seconds = (3 * 300 + 10 * 45) / 13.0;
+  o.measured_task_count = 13;
+  o.finished_by_task = {{"app.night", 3 * 300, 3}, {"app.burst", 10 * 45, 10}, {"", 5, 1}};
+  PolicyState s = Observe({}, {}, o, kT0);
+  REQUIRE(s.task_durations.size() == 2);  // the nameless one counts in task_seconds only
+  CHECK(s.task_durations.at("app.night").seconds == Approx(300));
+  CHECK(s.task_durations.at("app.night").count == 3);
+  CHECK(s.task_durations.at("app.burst").seconds == Approx(45));
+  CHECK(s.task_durations.at("app.burst").last_finished == kT0);
+  CHECK(s.task_seconds == Approx((3 * 300 + 10 * 45) / 13.0));
+  // The same fold as task_seconds: the plain mean of the first 33, per name.
+  o.finished_by_task = {{"app.burst", 2 * 60, 2}};
+  s = Observe(s, {}, o, kT0 + seconds(1));
+  CHECK(s.task_durations.at("app.burst").seconds == Approx((10 * 45 + 2 * 60) / 12.0));
+  CHECK(s.task_durations.at("app.night").seconds == Approx(300));
+}
+
+TEST_CASE("The durations by name are bounded: the least recently finished name goes", "[state]") {
+  PolicyState s;
+  for (size_t i = 0; i < kMaxTaskNames + 5; ++i) {
+    Observation o = Work(1);
+    o.finished_by_task = {{"task." + std::to_string(i), 10.0 + static_cast<double>(i), 1}};
+    s = Observe(s, {}, o, kT0 + seconds(static_cast<int64_t>(i) + 1));
+  }
+  CHECK(s.task_durations.size() == kMaxTaskNames);
+  CHECK_FALSE(s.task_durations.count("task.4"));
+  CHECK(s.task_durations.count("task.5"));
+  CHECK(s.task_durations.count("task." + std::to_string(kMaxTaskNames + 4)));
+}
+
 TEST_CASE("A state saved before taskCount existed keeps its settled EWMA", "[state]") {
   PolicyState s;
   s.task_seconds = 4;
@@ -199,6 +231,10 @@ TEST_CASE("EncodeState/DecodeState round-trip every field", "[state]") {
   }
   s = Observe(s, {}, Work(2), kT0 + minutes(400));
   s.cold_start_seconds = 321.5;
+  Observation named = Work(2);
+  named.finished_by_task = {{"app.resize", 7.5, 3}, {"app.\"quoted\" name", 90, 1}};
+  s = Observe(s, {}, named, kT0 + minutes(401));
+  REQUIRE(s.task_durations.size() == 2);
   REQUIRE(!s.forecast.rate.empty());  // hours were folded into the time-of-day forecast
   REQUIRE(s.waiting_since);
   PolicyState back;
@@ -226,6 +262,14 @@ TEST_CASE("DecodeState rejects foreign or malformed text and leaves the output a
       R"("forecast":{"hour":-3,"count":0,"partial":true,"rate":[],"days":[]}})",
       R"({"v":1,"busy":false,"gaps":[],"taskSeconds":0,"burstWork":0,"periodPeak":0,)"
       R"("forecast":{"hour":5,"count":"x","partial":true,"rate":[],"days":[]}})",
+      R"({"v":1,"busy":false,"gaps":[],"taskSeconds":0,"burstWork":0,"periodPeak":0,)"
+      R"("taskDurations":{"a":[-1,3,0]}})",
+      R"({"v":1,"busy":false,"gaps":[],"taskSeconds":0,"burstWork":0,"periodPeak":0,)"
+      R"("taskDurations":{"a":[5,99,0]}})",
+      R"({"v":1,"busy":false,"gaps":[],"taskSeconds":0,"burstWork":0,"periodPeak":0,)"
+      R"("taskDurations":{"a":[5,3]}})",
+      R"({"v":1,"busy":false,"gaps":[],"taskSeconds":0,"burstWork":0,"periodPeak":0,)"
+      R"("taskDurations":[["a",5,3,0]]})",
   };
   for (const char* text : bad) {
     DYNAMIC_SECTION(text) {

@@ -138,6 +138,37 @@ TEST_CASE("taskSeconds weighs as 33 measured tasks in the duration estimate", "[
   CHECK(TaskSecondsEstimate(spec, s) == Approx(35));
 }
 
+TEST_CASE("Pending work is sized with the sampled task names' own durations", "[policy][drain]") {
+  ScalerMetadata spec;  // coldStartSeconds 300, drainSeconds 150: 30 s assumed per unknown task
+  PolicyState s;
+  s.task_seconds = 300;  // all names together: the last tasks to finish were 5-minute night jobs
+  s.task_count = 33;
+  s.task_durations["app.night"] = {300, 33, kNow};
+  s.task_durations["app.burst"] = {45, 33, kNow};
+  s.burst_work = 76;
+  s.busy_since = kNow - seconds(10);
+  Observation o = Obs(76);
+  CHECK(PendingTaskSeconds(spec, s, {}, 30) == Approx(300));  // no sample: all names' estimate
+  CHECK(PendingTaskSeconds(spec, PolicyState{}, {}, 30) == Approx(30));  // nothing known
+  o.pending_sample = {{"app.burst", 16}};
+  CHECK(PendingTaskSeconds(spec, s, o.pending_sample, 30) == Approx(45));
+  // A cold burst of 76 tasks of 45 s: floor(76 x 45 / 150) = 22 slots, not 76 x 300 / 150.
+  CHECK(Decide(spec, o, s, kNow).desired_replicas == 22);
+  CHECK(Decide(spec, Obs(76), s, kNow).desired_replicas == 76);
+  // A mix weighs each name by its share of the sample; a name never measured counts with the
+  // assumption, as a new queue's tasks do, not with the other names' durations.
+  o.pending_sample = {{"app.burst", 12}, {"app.night", 2}, {"app.new", 2}};
+  CHECK(PendingTaskSeconds(spec, s, o.pending_sample, 30) ==
+        Approx((12 * 45 + 2 * 300 + 2 * 30) / 16.0));
+  o.pending_sample = {{"app.new", 16}};
+  CHECK(DrainSlots(spec, 76, 0, s, kNow, 0, 0, o.pending_sample) == Approx(15));  // 76 x 30 / 150
+  // taskSeconds is the prior of every name, learned or not.
+  spec.task_seconds = 100;
+  s.task_durations["app.burst"].count = 11;
+  CHECK(PendingTaskSeconds(spec, s, {{"app.burst", 4}}, 30) == Approx((22 * 100 + 11 * 45) / 33.0));
+  CHECK(PendingTaskSeconds(spec, s, {{"app.new", 4}}, 30) == Approx(100));
+}
+
 TEST_CASE("No duration known: the longest-running task raises the assumed one", "[policy][drain]") {
   ScalerMetadata spec;  // coldStartSeconds 300, drainSeconds 150: assumed 30 s per task
   const PolicyState s;
@@ -418,10 +449,32 @@ TEST_CASE("Drain: a cold burst is sized for the typical burst", "[policy][drain]
   CHECK(d.reason == kReasonDrain);
   // More visible than typical: the visible work counts.
   CHECK(DrainSlots(spec, 200, 0, s, kNow) == Approx(4));
-  // Once a task runs, or a cold start later, only the visible work.
+  // Once a task runs, or a cold start later, only the visible work (and, while nothing runs, the
+  // replica asked for when the burst began).
   CHECK(DrainSlots(spec, 10, 1, s, kNow) == Approx(1));
-  CHECK(DrainSlots(spec, 10, 0, s, kNow + seconds(300)) == Approx(0));
-  CHECK(Decide(spec, Obs(10), s, kNow + seconds(300)).desired_replicas == 1);  // at least one
+  CHECK(DrainSlots(spec, 10, 0, s, kNow + seconds(300)) == Approx(1));
+  CHECK(Decide(spec, Obs(10), s, kNow + seconds(300)).desired_replicas == 1);
+}
+
+TEST_CASE("Drain: a cold start on, the replica asked for when the burst began counts as running",
+          "[policy][drain]") {
+  ScalerMetadata spec;  // coldStartSeconds 300, drainSeconds 150
+  PolicyState s;
+  s.task_seconds = 30;
+  s.busy_since = kNow;
+  // Within the cold start every replica is one asked now: 20 x 30 s = 600 s, floor(600 / 150).
+  CHECK(DrainSlots(spec, 20, 0, s, kNow) == Approx(4));
+  CHECK(DrainSlots(spec, 20, 0, s, kNow + seconds(299)) == Approx(4));
+  // A cold start on, nothing runs yet: the first replica is due and drains c + d = 450 s by the
+  // time new ones would; 150 s are left: one more, not four.
+  CHECK(DrainSlots(spec, 20, 0, s, kNow + seconds(300)) == Approx(1 + 1));
+  CHECK(DrainSlots(spec, 20, 0, s, kNow + seconds(900)) == Approx(1 + 1));
+  // With 2 tasks per replica that first replica is 2 slots.
+  spec.tasks_per_replica = 2;
+  CHECK(DrainSlots(spec, 20, 0, s, kNow + seconds(900)) == Approx(2));
+  // Once a task runs the running slots count instead.
+  spec.tasks_per_replica = 1;
+  CHECK(DrainSlots(spec, 20, 1, s, kNow + seconds(900)) == Approx(1 + 1));
 }
 
 TEST_CASE("Drain: a burst in the pre-warm window counts the warm pool as running",

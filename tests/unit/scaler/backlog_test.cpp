@@ -48,8 +48,68 @@ TEST_CASE("Unacked entries count as in flight or scheduled by eta", "[backlog]")
   CHECK(r.scheduled() == 3);
   // In-flight delivery tags feed the run-time measurement (scheduled ones do not).
   CHECK(r.in_flight_tags == std::vector<std::string>{"t1", "t1", "t1", "t1"});
+  CHECK(r.in_flight_tasks == std::vector<std::string>{"", "", "", ""});  // Unacked names none
   REQUIRE(r.earliest_eta);
   CHECK(*r.earliest_eta == At(k2000Utc + 60));
+}
+
+TEST_CASE("In-flight task names stay parallel to the delivery tags", "[backlog]") {
+  BacklogReading r;
+  r.per_queue["gpu"];
+  celery::UnackedEntry named = Unacked("gpu");
+  named.task = "app.long";
+  named.delivery_tag = "t2";
+  celery::UnackedEntry untagged = Unacked("gpu");
+  untagged.delivery_tag.clear();  // counted in flight, but not timed
+  untagged.task = "app.short";
+  celery::UnackedEntry scheduled = Unacked("gpu", k2000Utc + 60);
+  scheduled.task = "app.later";
+  for (const auto& e : {Unacked("gpu"), named, untagged, scheduled}) {
+    CountUnackedEntry(e, At(k2000Utc), &r);
+  }
+  CHECK(r.in_flight() == 3);
+  CHECK(r.in_flight_tags == std::vector<std::string>{"t1", "t2"});
+  CHECK(r.in_flight_tasks == std::vector<std::string>{"", "app.long"});
+}
+
+// A queued kombu envelope naming `task` (TaskNameOfEnvelope's parsing is tested in celery/).
+std::string Queued(const std::string& task) {
+  return std::string(R"({"body": "W1tdLCB7fSwge31d", "headers": {"lang": "py", "task": ")") + task +
+         R"(", "id": "x"}, "properties": {"delivery_tag": "t"}})";
+}
+
+TEST_CASE("The pending sample reads each sub-list from its delivered end, in step order",
+          "[backlog]") {
+  // LRANGE returns kombu's LPUSHed lists newest first. Sub-list 0 (delivered first) holds 4 long
+  // ones pushed last (delivered last) and 6 short ones pushed before them; sub-list 3 holds 16
+  // mediums, and step 6 16 more that the sample never reaches.
+  std::vector<std::string> step0(4, Queued("app.long"));
+  step0.insert(step0.end(), 6, Queued("app.short"));
+  step0.insert(step0.begin() + 2, "not json");  // nameless: takes its place, counted nowhere
+  std::vector<std::string> step3(16, Queued("app.medium"));
+  std::vector<std::string> step6(16, Queued("app.never"));
+  std::vector<std::vector<std::string_view>> tails;
+  for (const auto* list : {&step0, &step3, &step6}) {
+    tails.emplace_back(list->begin(), list->end());
+  }
+  std::map<std::string, int64_t> sample{{"app.short", 1}};  // other queues' names add up
+  AddPendingSample(tails, &sample);
+  // 11 of step 0 (one nameless), then 5 of step 3.
+  CHECK(sample ==
+        std::map<std::string, int64_t>{{"app.short", 7}, {"app.long", 4}, {"app.medium", 5}});
+  std::map<std::string, int64_t> none;
+  AddPendingSample({}, &none);
+  AddPendingSample({{}, {}}, &none);
+  CHECK(none.empty());
+}
+
+TEST_CASE("The observation carries the pending sample", "[backlog]") {
+  BacklogReading r;
+  r.per_queue["gpu"].pending = 3;
+  r.pending_sample = {{"app.short", 2}, {"app.long", 1}};
+  for (bool count_in_flight : {true, false}) {
+    CHECK(ToObservation(r, count_in_flight).pending_sample == r.pending_sample);
+  }
 }
 
 TEST_CASE("An entry's fractional eta keeps its sub-second part", "[backlog]") {

@@ -11,8 +11,8 @@ namespace {
 Workload TwoTasks() {
   Workload w;
   w.name = "two";
-  w.tasks.push_back(Task{0.4, 20, 10, "gpu"});  // held until its eta at t = 10
-  w.tasks.push_back(Task{1.0, 30, -1, "gpu"});
+  w.tasks.push_back(Task{0.4, 20, 10, "gpu", ""});  // held until its eta at t = 10
+  w.tasks.push_back(Task{1.0, 30, -1, "gpu", ""});
   w.horizon_s = 100;
   return w;
 }

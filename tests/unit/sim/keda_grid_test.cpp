@@ -31,7 +31,7 @@ TEST_CASE("The KEDA grid spans listLength, cooldown, polling, grace and the cron
           "[sim][grid]") {
   // Longest task 400 s: the long grace is 420 s (whole minutes). Office hours from 09:00 see no
   // work: a floor of 1.
-  const Workload w = Tasks({Task{10, 400, -1, "gpu"}, Task{20, 5, -1, "gpu"}}, 10 * kHour);
+  const Workload w = Tasks({Task{10, 400, -1, "gpu", ""}, Task{20, 5, -1, "gpu", ""}}, 10 * kHour);
   const auto grid = KedaGrid(w, ClusterConfig{});
   REQUIRE(grid.size() == 4 * 3 * 2 * 2 * 2);
   std::set<std::string> names;
@@ -61,27 +61,29 @@ TEST_CASE("The KEDA grid spans listLength, cooldown, polling, grace and the cron
 
   // Tasks no longer than the default grace: one grace value, no duplicate names; no office
   // hours in the horizon: no cron floor.
-  const auto short_grid = KedaGrid(Tasks({Task{10, 30, -1, "gpu"}}, kHour), ClusterConfig{});
+  const auto short_grid = KedaGrid(Tasks({Task{10, 30, -1, "gpu", ""}}, kHour), ClusterConfig{});
   CHECK(short_grid.size() == 4 * 3 * 2);
   CHECK(Find(short_grid, "keda-ll5-cd300-pi30-g30") != nullptr);
-  CHECK(LongestTaskSeconds(Tasks({Task{0, 29.2, -1, "gpu"}}, 100)) == 30);
+  CHECK(LongestTaskSeconds(Tasks({Task{0, 29.2, -1, "gpu", ""}}, 100)) == 30);
 }
 
 TEST_CASE("The cron floor is the mean office-hours concurrency in pods", "[sim][grid][cron]") {
   std::vector<Task> tasks;
   for (int64_t day = 0; day < 5; ++day) {  // Mon-Fri: 4 tasks over all of 09:00-17:00
     for (int i = 0; i < 4; ++i) {
-      tasks.push_back(Task{static_cast<double>(day * kDay + 9 * kHour), 8.0 * kHour, -1, "gpu"});
+      tasks.push_back(
+          Task{static_cast<double>(day * kDay + 9 * kHour), 8.0 * kHour, -1, "gpu", ""});
     }
   }
-  tasks.push_back(Task{5 * kDay + 10 * kHour, 8.0 * kHour, -1, "gpu"});  // Saturday: not counted
+  tasks.push_back(
+      Task{5 * kDay + 10 * kHour, 8.0 * kHour, -1, "gpu", ""});  // Saturday: not counted
   const Workload w = Tasks(tasks, 7 * kDay);
   ClusterConfig c;
   CHECK(OfficeHoursFloor(w, c) == 4);
   c.slots_per_pod = 2;
   CHECK(OfficeHoursFloor(w, c) == 2);
-  CHECK(OfficeHoursFloor(Tasks({Task{0, 60, -1, "gpu"}}, kHour), c) == 0);       // no office hours
-  CHECK(OfficeHoursFloor(Tasks({Task{0, 60, -1, "gpu"}}, 10 * kHour), c) == 1);  // idle ones
+  CHECK(OfficeHoursFloor(Tasks({Task{0, 60, -1, "gpu", ""}}, kHour), c) == 0);  // no office hours
+  CHECK(OfficeHoursFloor(Tasks({Task{0, 60, -1, "gpu", ""}}, 10 * kHour), c) == 1);  // idle ones
   CHECK(Find(KedaGrid(w, c), "keda-ll2-cd60-pi10-g28800-cron2") != nullptr);
 }
 
@@ -168,7 +170,7 @@ TEST_CASE("A cron floor keeps N replicas in office hours, none outside", "[sim][
 }
 
 TEST_CASE("oracle-durations never starts a replica before the work arrives", "[sim][oracle]") {
-  const Workload w = Tasks({Task{1000, 60, -1, "gpu"}}, 3000);
+  const Workload w = Tasks({Task{1000, 60, -1, "gpu", ""}}, 3000);
   const auto policies = DefaultPolicies({}, w, ClusterConfig{});
   const PolicySpec* blind = Find(policies, "oracle-durations");
   const PolicySpec* oracle = Find(policies, "oracle");

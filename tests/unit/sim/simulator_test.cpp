@@ -20,7 +20,7 @@ ClusterConfig FixedCluster() {
 Workload OneTask(double arrival, double duration, int64_t horizon) {
   Workload w;
   w.name = "one";
-  w.tasks.push_back(Task{arrival, duration, -1, "gpu"});
+  w.tasks.push_back(Task{arrival, duration, -1, "gpu", ""});
   w.horizon_s = horizon;
   return w;
 }
@@ -104,7 +104,7 @@ TEST_CASE("warmpool keeps long tasks and reacts through external-push", "[sim][w
 TEST_CASE("HPA scale-up is limited to max(+100 %, +4) per 15 s", "[sim][hpa]") {
   Workload w;
   w.name = "burst";
-  for (int i = 0; i < 1000; ++i) w.tasks.push_back(Task{1, 600, -1, "gpu"});
+  for (int i = 0; i < 1000; ++i) w.tasks.push_back(Task{1, 600, -1, "gpu", ""});
   w.horizon_s = 200;
   SimResult r;
   REQUIRE(Simulate(w, Warmpool(), FixedCluster(), 1, 1, &r).ok());

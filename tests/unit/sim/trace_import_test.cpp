@@ -62,6 +62,7 @@ TEST_CASE("Azure Functions: per-minute counts are kept and durations stay in the
   const int per_minute[] = {3, 20, 5, 1};
   for (int m = 0; m < 4; ++m) CHECK(CountIn(w, m * 60.0, (m + 1) * 60.0) == per_minute[m]);
   for (const Task& t : w.tasks) {
+    CHECK(t.task == t.queue);         // a function is one task name
     if (t.queue == "aaaaaaaa1111") {  // percentiles 100..2000 ms, Minimum 90, Maximum 5000
       CHECK(t.duration_s >= 0.1);
       CHECK(t.duration_s <= 2.0);

@@ -64,11 +64,13 @@ TEST_CASE("office: weekday bursts in office hours, short night jobs", "[sim][fam
       const double h = HourOfDay(t.arrival_s);
       if (h < 6) {  // night job: ~5 minutes
         ++night;
+        CHECK(t.task == "office.night_job");  // a task of its own name, as on a real queue
         CHECK(t.duration_s >= 270);
         CHECK(t.duration_s <= 330);
         continue;
       }
       ++day_tasks;
+      CHECK(t.task == "office.burst_task");
       CHECK(DayOfWeek(t.arrival_s) < 5);  // never at weekends
       CHECK(h >= 9);                      // from 09:00
       CHECK(h < 17 + 2.0 / 60);           // last burst starts before 17:00
@@ -96,10 +98,12 @@ TEST_CASE("weekly: a big Sunday batch and a small daily one", "[sim][families]")
     const int day = static_cast<int>(t.arrival_s / kDay);
     if (h >= 1.5 && h < 2.75) {
       ++big[day];
+      CHECK(t.task == "weekly.sunday");
       CHECK(DayOfWeek(t.arrival_s) == 6);
     } else {
       CHECK(h >= 6 - 10.0 / 60);
       CHECK(h < 6 + 11.0 / 60);
+      CHECK(t.task == "weekly.daily");
       ++small[day];
     }
   }

@@ -23,6 +23,20 @@ TEST_CASE("Workload CSV: header, optional eta and queue, sorted by arrival", "[s
   Workload minimal;
   REQUIRE(ParseWorkloadCsv("arrival_s,duration_s\n0,1\n", "m", &minimal).ok());
   CHECK(minimal.tasks.size() == 1);
+
+  Workload named;
+  REQUIRE(ParseWorkloadCsv("arrival_s,duration_s,queue,task\n0,1,gpu,app.resize\n2,3,gpu,\n", "n",
+                           &named)
+              .ok());
+  REQUIRE(named.tasks.size() == 2);
+  CHECK(named.tasks[0].task == "app.resize");
+  CHECK(named.tasks[1].task.empty());
+  Workload again;  // the task column is written where a task is named, and read back
+  REQUIRE(ParseWorkloadCsv(FormatWorkloadCsv(named), "n", &again).ok());
+  CHECK(again.tasks[0].task == "app.resize");
+  CHECK(FormatWorkloadCsv(minimal).find("task") == std::string::npos);
+  Workload misplaced;
+  CHECK_FALSE(ParseWorkloadCsv("arrival_s,duration_s,task,queue\n0,1,a,b\n", "x", &misplaced).ok());
 }
 
 TEST_CASE("Workload CSV errors name the line and field", "[sim][workload]") {
