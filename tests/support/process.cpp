@@ -1,6 +1,8 @@
 #include "tests/support/process.h"
 
 #include <arpa/inet.h>
+#include <atomic>
+#include <cstdint>
 #include <cstdlib>
 #include <fcntl.h>
 #include <fstream>
@@ -98,20 +100,52 @@ CommandResult RunCommand(const std::vector<std::string>& argv, std::chrono::mill
   return {code, output};
 }
 
-int FreePort() {
+namespace {
+
+// Binds 127.0.0.1:port (0 = any); the port bound, or -1.
+int BindLoopback(int port) {
   int fd = socket(AF_INET, SOCK_STREAM, 0);
+  if (fd < 0) return -1;
   sockaddr_in addr{};
   addr.sin_family = AF_INET;
   addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  addr.sin_port = 0;
-  if (bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0) {
-    close(fd);
-    throw std::runtime_error("FreePort: bind failed");
+  addr.sin_port = htons(static_cast<uint16_t>(port));
+  int bound = -1;
+  if (bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0) {
+    socklen_t len = sizeof(addr);
+    getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
+    bound = ntohs(addr.sin_port);
   }
-  socklen_t len = sizeof(addr);
-  getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
-  int port = ntohs(addr.sin_port);
   close(fd);
+  return bound;
+}
+
+// The low end of the kernel's ephemeral port range (32768 when unreadable).
+int EphemeralLow() {
+  std::ifstream in("/proc/sys/net/ipv4/ip_local_port_range");
+  int low = 32768;
+  in >> low;
+  return in ? low : 32768;
+}
+
+}  // namespace
+
+int FreePort() {
+  // From the 10,000 ports below the ephemeral range, not from it: an ephemeral port handed out
+  // here can be taken by any process's next outgoing connection (a parallel test's client)
+  // before the server under test binds it ("address in use"). Each process starts at its own
+  // offset, so parallel tests seldom try the same port.
+  static const int low = EphemeralLow();
+  constexpr int kSpan = 10000;
+  if (low >= kSpan + 1024) {
+    static std::atomic<long> next{getpid() * 7919L};
+    for (int tries = 0; tries < 200; ++tries) {
+      const int port = low - kSpan + static_cast<int>(next++ % kSpan);
+      if (BindLoopback(port) == port) return port;
+    }
+  }
+  const int port = BindLoopback(0);
+  if (port < 0) throw std::runtime_error("FreePort: bind failed");
   return port;
 }
 

@@ -43,7 +43,8 @@ CommandResult RunCommand(const std::vector<std::string>& argv,
                          std::chrono::milliseconds timeout = std::chrono::seconds(60),
                          const std::map<std::string, std::string>& env = {});
 
-// A TCP port on 127.0.0.1 that was free a moment ago.
+// A TCP port on 127.0.0.1 that was free a moment ago, from below the kernel's ephemeral range
+// (so no outgoing connection takes it meanwhile) where there is room.
 int FreePort();
 
 // A fresh temporary directory (removed by the caller if wanted).
