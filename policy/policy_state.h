@@ -63,8 +63,8 @@ struct Observation {
 
 // The duration learned for one task name.
 struct TaskDuration {
-  double seconds =
-      0;              // plain mean of the first kDurationPriorTasks, then an EWMA (as task_seconds)
+  // Plain mean of the first kDurationPriorTasks, then an EWMA (as PolicyState.task_seconds).
+  double seconds = 0;
   int64_t count = 0;  // tasks folded in (capped at kDurationPriorTasks)
   std::chrono::system_clock::time_point last_finished;  // for evicting the stalest name
 

@@ -140,9 +140,8 @@ double PendingTaskSeconds(const ScalerMetadata& spec, const PolicyState& state,
   for (const auto& [name, count] : pending_sample) {
     if (count <= 0) continue;
     const auto it = state.task_durations.find(name);
-    double s = it == state.task_durations.end()
-                   ? BlendWithStated(spec, 0, 0)  // `taskSeconds`, or 0
-                   : BlendWithStated(spec, it->second.seconds, it->second.count);
+    const TaskDuration d = it == state.task_durations.end() ? TaskDuration{} : it->second;
+    double s = BlendWithStated(spec, d.seconds, d.count);  // unmeasured: `taskSeconds`, or 0
     if (s <= 0) s = assumed;
     sum += s * static_cast<double>(count);
     n += count;

@@ -44,11 +44,14 @@ ProbeSnapshot WarmpoolTrigger::Probe() {
       if (!s.oldest_start || start < *s.oldest_start) s.oldest_start = start;
     }
   }
-  const auto& queue = celery_.queue();
-  const auto sampled = std::min<size_t>(queue.size(), policy::kPendingSample);
-  for (size_t i = 0; i < sampled; ++i) {
-    const int name = celery_.tasks()[queue[i]].name;
-    if (name >= 0) ++s.pending_sample[celery_.task_names()[name]];
+  // Sampled only where ObservationOf keeps it: the scaler reads it with the durations.
+  if (policy_.measure_durations) {
+    const auto& queue = celery_.queue();
+    const auto sampled = std::min<size_t>(queue.size(), policy::kPendingSample);
+    for (size_t i = 0; i < sampled; ++i) {
+      const int name = celery_.tasks()[queue[i]].name;
+      if (name >= 0) ++s.pending_sample[celery_.task_names()[name]];
+    }
   }
   s.scheduled = celery_.scheduled();
   s.earliest_eta = celery_.earliest_eta();
