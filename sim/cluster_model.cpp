@@ -16,7 +16,18 @@ double LogNormal(std::mt19937_64& rng, double median, double p95) {
   return std::exp(n(rng));
 }
 
+uint64_t SplitMix64(uint64_t x) {
+  uint64_t z = x + 0x9E3779B97F4A7C15ull;
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+
 }  // namespace
+
+std::mt19937_64 ClusterModel::StreamOf(uint64_t kind, size_t index) const {
+  return std::mt19937_64(SplitMix64(seed_ ^ SplitMix64(2 * static_cast<uint64_t>(index) + kind)));
+}
 
 void Deployment::Scale(int64_t r, RunTally& tally) {
   if (r == replicas_) return;
@@ -84,12 +95,8 @@ std::vector<int> ClusterModel::RankForScaleDown(int64_t t) const {
     const int64_t d = t - p.ready_since;
     return d > 0 ? static_cast<int>(std::floor(std::log2(static_cast<double>(d) * 1e9))) : -1;
   };
-  const auto uid = [](int id) {  // splitmix64: a stable stand-in for the random pod UID
-    uint64_t z = static_cast<uint64_t>(id) + 0x9E3779B97F4A7C15ull;
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-  };
+  // A stable stand-in for the random pod UID.
+  const auto uid = [](int id) { return SplitMix64(static_cast<uint64_t>(id)); };
   std::sort(victims.begin(), victims.end(), [&](int a, int b) {
     const Pod& x = pods_[a];
     const Pod& y = pods_[b];
@@ -148,8 +155,9 @@ void ClusterModel::Schedule(int64_t t) {
     n.empty_since = kNever;
     if (n.pull_done < 0) n.pull_done = t + static_cast<int64_t>(std::llround(config_.image_pull_s));
     std::uniform_real_distribution<double> load(config_.model_load_min_s, config_.model_load_max_s);
+    std::mt19937_64 rng = StreamOf(1, static_cast<size_t>(id));
     p.node = best;
-    p.ready_at = std::max(t, n.pull_done) + static_cast<int64_t>(std::llround(load(rng_)));
+    p.ready_at = std::max(t, n.pull_done) + static_cast<int64_t>(std::llround(load(rng)));
   }
 }
 
@@ -193,11 +201,10 @@ void ClusterModel::Autoscale(int64_t t) {
 void ClusterModel::AddNode(int64_t t, bool already_ready) {
   Node n;
   n.created = t;
-  // Both samples are drawn even for a node that is already ready, so the generator's sequence
-  // does not depend on how a run started.
+  std::mt19937_64 rng = StreamOf(0, nodes_.size());
   const double vm = std::min(config_.vm_boot_max_s,
-                             LogNormal(rng_, config_.vm_boot_median_s, config_.vm_boot_p95_s));
-  const double drv = LogNormal(rng_, config_.driver_median_s, config_.driver_p95_s);
+                             LogNormal(rng, config_.vm_boot_median_s, config_.vm_boot_p95_s));
+  const double drv = LogNormal(rng, config_.driver_median_s, config_.driver_p95_s);
   n.ready_at = already_ready ? t : t + static_cast<int64_t>(std::llround(vm + drv));
   n.ready = already_ready;
   if (already_ready) n.pull_done = t;

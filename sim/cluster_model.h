@@ -54,12 +54,14 @@ class Deployment {
 
 // The Kubernetes cluster and its cloud: nodes (boot, image cache, deletion, billing), pods (the
 // ReplicaSet's create/terminate, the scheduler's binding, pod start), and the cluster
-// autoscaler. Randomness (boot and model-load samples) is drawn from the run's generator in the
-// order events happen. Billing adds to the run's tally.
+// autoscaler. Randomness uses common random numbers: the k-th node created and the k-th pod
+// created draw their boot and model-load samples from their own stream of the run's seed, so
+// policies compared on one seed see the same luck whatever else they do (a policy that asks for
+// a third node does not change the second node's boot time). Billing adds to the run's tally.
 class ClusterModel {
  public:
-  ClusterModel(const ClusterConfig& config, std::mt19937_64& rng, RunTally& tally)
-      : config_(config), rng_(rng), tally_(tally) {}
+  ClusterModel(const ClusterConfig& config, uint64_t seed, RunTally& tally)
+      : config_(config), seed_(seed), tally_(tally) {}
 
   // Nodes whose boot finished become ready; nodes whose deletion finished are billed and gone.
   void AdvanceNodes(int64_t t);
@@ -106,8 +108,11 @@ class ClusterModel {
   std::vector<int> RankForScaleDown(int64_t t) const;
   void Bill(const Node& n, int64_t end);
 
+  // The generator of the index-th node (kind 0) or pod (kind 1).
+  std::mt19937_64 StreamOf(uint64_t kind, size_t index) const;
+
   const ClusterConfig config_;
-  std::mt19937_64& rng_;
+  const uint64_t seed_;
   RunTally& tally_;
   std::vector<Node> nodes_;
   std::vector<int> live_nodes_;

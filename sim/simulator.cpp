@@ -29,7 +29,7 @@ class Simulation {
         rng_(seed * 0xD1B54A32D192ED03ull + 17),
         celery_(w, c.slots_per_pod, tally_,
                 p.visibility_timeout_s >= 0 ? p.visibility_timeout_s : c.visibility_timeout_s),
-        cluster_(c, rng_, tally_) {
+        cluster_(c, seed * 0x9E3779B97F4A7C15ull + 29, tally_) {
     // Controller phases: drawn first, in this order, so every run of a seed lines up.
     std::uniform_int_distribution<int64_t> phase(0, 1'000'000);
     keda_phase_ = phase(rng_);

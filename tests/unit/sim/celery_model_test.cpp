@@ -35,9 +35,8 @@ TEST_CASE("Tasks with an eta are held out of the list until due", "[sim][celery]
 TEST_CASE("A task SIGKILLed at the pod's deadline is not runnable before the visibility timeout",
           "[sim][celery]") {
   const ClusterConfig c;
-  std::mt19937_64 rng(1);
   RunTally tally;
-  ClusterModel cluster(c, rng, tally);
+  ClusterModel cluster(c, 1, tally);
   cluster.Prewarm(1);
   CeleryModel celery(TwoTasks(), 1, tally, /*visibility_timeout_s=*/100);
   for (int64_t t : {0, 1, 10}) celery.Arrive(t);  // both runnable: [1, 0]
@@ -75,9 +74,8 @@ TEST_CASE("A task SIGKILLed at the pod's deadline is not runnable before the vis
 TEST_CASE("A task past the worker's grace is requeued at once and counted apart from kills",
           "[sim][celery]") {
   const ClusterConfig c;
-  std::mt19937_64 rng(1);
   RunTally tally;
-  ClusterModel cluster(c, rng, tally);
+  ClusterModel cluster(c, 1, tally);
   cluster.Prewarm(2);
   CeleryModel celery(TwoTasks(), 1, tally);
   for (int64_t t : {0, 1}) celery.Arrive(t);
@@ -107,9 +105,8 @@ TEST_CASE("A task past the worker's grace is requeued at once and counted apart 
 
 TEST_CASE("Completed tasks feed busy time and the measured durations", "[sim][celery]") {
   const ClusterConfig c;
-  std::mt19937_64 rng(1);
   RunTally tally;
-  ClusterModel cluster(c, rng, tally);
+  ClusterModel cluster(c, 1, tally);
   cluster.Prewarm(1);
   CeleryModel celery(TwoTasks(), 2, tally);  // two slots per pod
   celery.Arrive(10);
