@@ -16,7 +16,14 @@ int64_t MedianColdStart(const ClusterConfig& c) {
 Oracle::Oracle(const PolicySpec& policy, const ClusterConfig& cluster,
                const policy::ScalerMetadata& meta, const std::vector<SimTask>& tasks,
                int64_t horizon)
-    : policy_(policy), cluster_(cluster), meta_(meta), horizon_(horizon) {
+    : policy_(policy),
+      cluster_(cluster),
+      meta_(meta),
+      horizon_(horizon),
+      // Looking back at what the tasks that already arrived needed is arrival-blind, so a lead-0
+      // strategy may keep its replicas for an explicit keepAlive as any reactive policy can.
+      hold_(policy.oracle_lead_s == 0 && meta.keep_alive_seconds ? *meta.keep_alive_seconds
+                                                                 : policy.oracle_hold_s) {
   const std::vector<int64_t> conc = IdealConcurrency(tasks);
   int64_t lead = policy_.oracle_lead_s;
   if (lead < 0) lead = MedianColdStart(cluster_);
@@ -29,14 +36,14 @@ Oracle::Oracle(const PolicySpec& policy, const ClusterConfig& cluster,
     while (window.front() > i + lead) window.pop_front();
     need_[i] = conc[window.front()];
   }
-  // Hold: keep what was needed in the last oracle_hold_s seconds (no churn through dips).
-  if (policy_.oracle_hold_s > 0) {
+  // Hold: keep what was needed in the last hold_ seconds (no churn through dips).
+  if (hold_ > 0) {
     std::vector<int64_t> ahead = need_;
     window.clear();
     for (int64_t i = 0; i < horizon_; ++i) {
       while (!window.empty() && ahead[window.back()] <= ahead[i]) window.pop_back();
       window.push_back(i);
-      while (window.front() < i - policy_.oracle_hold_s) window.pop_front();
+      while (window.front() < i - hold_) window.pop_front();
       need_[i] = ahead[window.front()];
     }
   }
@@ -123,8 +130,10 @@ int64_t Oracle::Desired(int64_t t, const CeleryModel& celery, const ClusterModel
     work = policy_.oracle_lean ? LeanWork(t, celery, cluster, running, work)
                                : DrainWork(t, celery, cluster, running, work);
   }
-  // Lead 0: no look-ahead at all, only the exact work in the system (drain-sized).
-  const int64_t need = policy_.oracle_lead_s == 0 ? work : std::max(work, need_[t]);
+  // Lead 0: no look-ahead at all, only the exact work in the system (drain-sized), and what the
+  // tasks that already arrived needed in the last keepAlive seconds.
+  const bool blind = policy_.oracle_lead_s == 0;
+  const int64_t need = blind && hold_ == 0 ? work : std::max(work, need_[t]);
   return std::min((need + slots - 1) / slots, meta_.max_replicas);
 }
 

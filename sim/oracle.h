@@ -39,13 +39,16 @@ class Oracle {
   const ClusterConfig& cluster_;
   const policy::ScalerMetadata& meta_;
   const int64_t horizon_;
+  const int64_t hold_;         // seconds need_ keeps what was needed (oracle_hold_s, keepAlive)
   std::vector<int64_t> need_;  // need_[t] = max ideal concurrency over [t, t + lead]
 };
 
 // The two oracles, both kOracle: `oracle` (oracle_lead_s -1) knows every arrival and duration of
 // the run in advance; `oracle-durations` (oracle_lead_s 0) knows each task's duration once it
 // arrives but no future arrival: it sizes exactly for the work queued and running, never starts
-// a replica before the work is there, and goes through the same KEDA + HPA as warmpool.
+// a replica before the work is there, and goes through the same KEDA + HPA as warmpool. With an
+// explicit keepAlive K it also keeps, for K seconds, the replicas the tasks that already arrived
+// needed (a reactive keep-alive; `auto` keeps none beyond KEDA's cooldown and the HPA's window).
 
 // One of the oracle's clairvoyant strategies: the policy to run and its variant name.
 struct OracleStrategy {

@@ -191,6 +191,29 @@ TEST_CASE("oracle-durations never starts a replica before the work arrives", "[s
   CHECK(b.wait_p95 > o.wait_p95);
 }
 
+TEST_CASE("oracle-durations with a keepAlive keeps the replica the last task needed",
+          "[sim][oracle]") {
+  // Two tasks 1,440 s apart: without a keep-alive the replica goes after the first (KEDA's
+  // cooldown) and the second waits a cold start; with keepAlive 1800 it is still there. Either
+  // way nothing starts before the first task arrives (looking back is arrival-blind).
+  const Workload w = Tasks({Task{1000, 60, -1, "gpu", ""}, Task{2500, 60, -1, "gpu", ""}}, 6000);
+  const ClusterConfig c;
+  SimResult lean, kept;
+  const auto run = [&](const std::map<std::string, std::string>& meta, SimResult* r) {
+    const auto policies = DefaultPolicies(meta, w, c);
+    REQUIRE(Simulate(w, *Find(policies, "oracle-durations"), c, 1, 1, r).ok());
+  };
+  run({}, &lean);
+  run({{"keepAlive", "1800"}}, &kept);
+  int64_t before = 0;
+  for (int64_t t = 0; t < 1000; ++t) before = std::max(before, ReplicasAt(kept, t, 1));
+  CHECK(before == 0);
+  CHECK(ReplicasAt(lean, 2400, 1) == 0);
+  CHECK(ReplicasAt(kept, 2400, 1) == 1);
+  CHECK(kept.wait_p50 < lean.wait_p50);  // the second task waits no cold start
+  CHECK(kept.billed_gpu_hours > lean.billed_gpu_hours);
+}
+
 TEST_CASE("oracle-durations bills at least the full oracle", "[sim][oracle]") {
   for (const char* name : {"W1", "W4"}) {
     Workload w;
