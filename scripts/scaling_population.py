@@ -1,8 +1,9 @@
-"""The learned pre-warm on a population of real functions, for scaling_report.py: every function of
-the Azure Functions 2019 day (Shahrad et al., ATC 2020) with 8 to 20,000 invocations in the
-import window (the first 8 hours), chosen by that rule alone, imported once (seed 1) and run with
-and without the rule; the rule is judged at equal p95 against the policy without it swept over
-the same settings as the report's workloads (scaling_pareto.rule_verdict).
+"""A population of real functions, for scaling_report.py: every function of the Azure Functions
+2019 day (Shahrad et al., ATC 2020) with 8 to 20,000 invocations in the import window (the first
+8 hours), chosen by that rule alone, imported once (seed 1). On each, warmpool's default is judged
+at equal service against the KEDA grid, as on the report's workloads, and the learned pre-warm is
+run with and without, judged at equal p95 against the policy without it swept over the same
+settings as the report's workloads (scaling_pareto.rule_verdict).
 """
 import collections
 import csv
@@ -50,11 +51,13 @@ def import_all(sim, out_dir, trace_dir, azf_args):
     return members
 
 
-def jobs(members, sweep):
-    """(kind, workload, seed, extra args): the rule on and off, then off at each swept setting."""
+def jobs(members, sweep, grid):
+    """(kind, workload, seed, extra args): the rule on and off, the KEDA grid (grid: its run
+    arguments), then off at each swept setting."""
     out = []
     for w in members:
         out.append(("base", w, "1", ["--policies", "warmpool,warmpool-prewarm-off"]))
+        out.append(("grid", w, "1", grid))
         out += [(kind, w, "1", meta + ["--policies", "warmpool-prewarm-off"])
                 for kind, meta in sweep]
     return out
@@ -82,6 +85,42 @@ def summary(out_dir, members, sweep, run_path):
         counts[verdict] += 1
         judged.append((w[len(PREFIX):], verdict, ratio, on, off))
     return counts, judged
+
+
+def grid_summary(out_dir, members, run_path):
+    """[(function, warmpool, cost at equal SLO or None, cheapest dominating config or None)] of the
+    members whose warmpool and grid runs are there."""
+    out = []
+    for w in members:
+        base = pareto.summarize(_by_policy(run_path(out_dir, "base", w, "1")))
+        wp = base.get("warmpool")
+        grid = _by_policy(run_path(out_dir, "grid", w, "1"))
+        if not wp or not grid:
+            continue
+        points = list(pareto.summarize(grid, pareto.grid_key).values())
+        ratio, _ = pareto.cost_at_equal_slo(wp, points)
+        dom = pareto.dominating(wp, points)
+        out.append((w[len(PREFIX):], wp, ratio, min(dom, key=lambda p: p.gpuh) if dom else None))
+    return out
+
+
+def grid_values(rows, margin=0.02):
+    """The template's pop_grid_* values from grid_summary's rows; a config dominates by more than
+    `margin` when warmpool bills over (1 + margin) times its GPU-h."""
+    ratios = sorted(r for _, _, r, _ in rows if r is not None)
+    dominated = [r for r in rows if r[3] is not None]
+    wide = sorted((r for r in dominated if r[1].gpuh > (1 + margin) * r[3].gpuh),
+                  key=lambda r: -r[1].gpuh / r[3].gpuh)
+    q = statistics.quantiles(ratios, n=4) if len(ratios) > 1 else ratios * 3
+    table = "\n".join(
+        f"| `{fn}` | {wp.gpuh:.2f} / {wp.p95:.0f} | `{d.name}` | {d.gpuh:.2f} / {d.p95:.0f} "
+        f"| {wp.gpuh / d.gpuh:.2f}× |" for fn, wp, _, d in wide) or "| (none) | | | | |"
+    return {"pop_grid_n": str(len(rows)), "pop_grid_as_fast": str(len(ratios)),
+            "pop_grid_median": f"{q[1]:.2f}" if ratios else "-",
+            "pop_grid_quartiles": f"{q[0]:.2f}–{q[2]:.2f}" if ratios else "-",
+            "pop_grid_below_07": str(sum(1 for r in ratios if r <= 0.7)),
+            "pop_grid_dominated": str(len(dominated)), "pop_grid_wide": str(len(wide)),
+            "pop_grid_margin": f"{100 * margin:.0f}", "pop_grid_rows": table}
 
 
 def totals(judged):

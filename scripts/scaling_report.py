@@ -106,8 +106,9 @@ SWEEP = sweep_of("t", "targetWaitSeconds", (375, 525, 600, 750)) + \
     sweep_of("ka", "keepAlive", (300, 900, 1800))
 SWEPT = ["--policies", "warmpool,warmpool-prewarm-off,oracle-durations"]
 # The arrival-blind oracle's lean rule asks for fewer replicas than warmpool's at the same
-# drainSeconds, so its sweep also goes below warmpool's.
-ORACLE_SWEEP = sweep_of("t", "targetWaitSeconds", (310, 330, 350))
+# drainSeconds, so its sweep also goes below warmpool's, down to a drain of 1 s (one slot per task
+# as soon as it is queued: the fastest it can be without predicting arrivals).
+ORACLE_SWEEP = sweep_of("t", "targetWaitSeconds", (301, 310, 330, 350))
 
 
 # ---- runs ----------------------------------------------------------------------------------------
@@ -162,7 +163,7 @@ def run_all(sim, out_dir, seeds, parallel, resume=False):
     import_traces(sim, out_dir, seeds)
     jobs = job_list(seeds)
     members = population.import_all(sim, out_dir, TRACE_DATA, AZF)
-    jobs += population.jobs(members, SWEEP)
+    jobs += population.jobs(members, SWEEP, GRID)
     # Longest runs (W3, then W5) first so the parallel runs finish together.
     order = {"W3": 0, "weekly": 0, "drift": 0, "W5": 1, "office": 1, "W2": 2, "W4": 3, "W1": 4}
     jobs.sort(key=lambda j: (order.get(j[1], 2), j[0] != "grid"))
@@ -528,6 +529,8 @@ def figures(runs, commit, es):
         v.update({"pop_n": str(len(judged)), "pop_rows": population.table(judged),
                   "pop_total": f"{total:.3f}×", "pop_p95": f"{p95:+.0f}"})
         v.update({f"pop_{k}": str(counts[k]) for k in ("gain", "same", "loss", "trade")})
+    if rows := population.grid_summary(runs.out_dir, members, run_path):
+        v.update(population.grid_values(rows))
     return v
 
 

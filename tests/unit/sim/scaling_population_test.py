@@ -76,6 +76,42 @@ class Summary(unittest.TestCase):
             self.assertEqual(p95, -50)
             self.assertIn("| `x` | gain | 0.88× |", pop.table(judged))
 
+    def test_judges_each_member_against_the_grid(self):
+        with tempfile.TemporaryDirectory() as d:
+            def path(out_dir, kind, w, s):
+                return os.path.join(out_dir, f"{kind}-{w}-{s}.json")
+
+            runs = {
+                # x: ll10 is as fast for more (cost 0.8); ll5 bills 10 % less at the same p95:
+                # it dominates by more than 2 %.
+                ("base", "azfpop-x"): [self.result("warmpool", 10, 100)],
+                ("grid", "azfpop-x"): [self.result("keda-ll10-cd60-pi10-g30", 12.5, 90),
+                                       self.result("keda-ll5-cd60-pi10-g30", 9, 100)],
+                # y: nothing as fast; ll1 is slower and dearer; dominated by nothing.
+                ("base", "azfpop-y"): [self.result("warmpool", 5, 50)],
+                ("grid", "azfpop-y"): [self.result("keda-ll1-cd60-pi10-g30", 6, 70)],
+                # z: dominated by 1 % only (within the margin).
+                ("base", "azfpop-z"): [self.result("warmpool", 10.1, 100)],
+                ("grid", "azfpop-z"): [self.result("keda-ll2-cd60-pi10-g30", 10, 100)],
+                # w: no grid run (not judged).
+                ("base", "azfpop-w"): [self.result("warmpool", 1, 1)],
+            }
+            for (kind, w), policies in runs.items():
+                with open(path(d, kind, w, "1"), "w") as f:
+                    json.dump({"policies": policies}, f)
+            rows = pop.grid_summary(d, ["azfpop-x", "azfpop-y", "azfpop-z", "azfpop-w"], path)
+            self.assertEqual([r[0] for r in rows], ["x", "y", "z"])
+            self.assertAlmostEqual(rows[0][2], 10 / 9)  # the cheapest as fast: ll5
+            self.assertEqual(rows[0][3].name, "keda-ll5-cd60-pi10-g30")
+            self.assertIsNone(rows[1][2])
+            self.assertIsNone(rows[1][3])
+            v = pop.grid_values(rows)
+            self.assertEqual((v["pop_grid_n"], v["pop_grid_as_fast"], v["pop_grid_dominated"],
+                              v["pop_grid_wide"]), ("3", "2", "2", "1"))
+            self.assertIn("| `x` | 10.00 / 100 | `keda-ll5-cd60-pi10-g30` | 9.00 / 100 | 1.11× |",
+                          v["pop_grid_rows"])
+            self.assertNotIn("`z`", v["pop_grid_rows"])
+
 
 if __name__ == "__main__":
     unittest.main()
