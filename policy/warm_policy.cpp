@@ -98,10 +98,15 @@ double DrainSlots(const ScalerMetadata& spec, int64_t pending, int64_t in_flight
   // counting the remainder would buy replicas under steady load whenever one task waits.)
   double w = static_cast<double>(pending) * s;
   // A cold burst (nothing running or warm) pays the cold start anyway, and what arrives before
-  // the first replica is ready queues up: size it for the typical burst (state.burst_work) when
-  // more than is visible yet, so the replicas for its tail start booting with the first ones.
+  // the first replica is ready queues up: so the replicas for its tail start booting with the
+  // first ones, size it for the typical burst (state.burst_work) when more than is visible yet,
+  // but for at most twice what is visible: a burst seen so far is as likely to be in its first
+  // half as in its second (Gott's delta-t argument), and bursts differ (the real function
+  // azf-b7cab8f7: one of 3,416 calls, then two of 215 that each bought the first one's 75
+  // replicas). warmpool-sim, 5 seeds: W2 107.4 -> 96.1 GPU-h at p95 598 -> 605 s, azf-b7cab8f7
+  // 58.9 -> 37.9 at 408 -> 422 s; the other workloads within 0.5 % (docs/SCALING.md).
   const bool cold = r == 0 && state.busy_since && age < c;
-  if (cold) w = std::max(w, state.burst_work * s);
+  if (cold) w = std::max(w, std::min(state.burst_work * s, 2 * w));
   // Slots asked for now arrive a cold start c later; until then only the r running slots work
   // while work keeps arriving at a. New slots x drain what is left at c within d after:
   //   w + (a - r) c + (a - r - x) d <= 0.

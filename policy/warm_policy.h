@@ -72,8 +72,8 @@ std::optional<PrewarmWindow> LearnedPrewarmWindow(const ScalerMetadata& spec,
 // below while none is known). A replica asked for now arrives c = PrewarmLeadSeconds later; until
 // then only the r = in_flight running slots work, while work keeps arriving at a = arrival rate * S
 // (the rate from before the busy period during its first c + d). With w = pending * S waiting (for
-// a cold burst at least the typical burst, state.burst_work * S) and d = drainSeconds, the new
-// slots are
+// a cold burst, younger than c with nothing running, max(w, min(state.burst_work * S, 2 w)): the
+// typical burst, but at most twice what is visible) and d = drainSeconds, the new slots are
 //   x = floor((w - max(0, r - a) (c + d)) / d)
 // (whole slots, each with at least d of work when it arrives), and the result is max(r, r + x):
 // no new replicas while the running ones would finish the backlog within c + d anyway; from idle

@@ -436,17 +436,24 @@ TEST_CASE("Drain: a young busy period's own arrivals are the burst, not load", "
   CHECK(DrainSlots(spec, 20, 2, s, kNow + seconds(400)) == Approx(2 + 4));
 }
 
-TEST_CASE("Drain: a cold burst is sized for the typical burst", "[policy][drain]") {
+TEST_CASE("Drain: a cold burst is sized for the typical burst, at most twice what is visible",
+          "[policy][drain]") {
   ScalerMetadata spec;  // coldStartSeconds 300, drainSeconds 150
   PolicyState s;
   s.task_seconds = 3;
   s.burst_work = 100;  // bursts peak at 100 tasks
   s.busy_since = kNow - seconds(10);
-  // 10 tasks visible, nothing running: the burst's tail arrives during the cold start anyway.
-  CHECK(DrainSlots(spec, 10, 0, s, kNow) == Approx(2));  // floor(100 x 3 / 150)
-  Decision d = Decide(spec, Obs(10), s, kNow);
+  // 40 tasks visible, nothing running: the burst's tail arrives during the cold start anyway, and
+  // a burst seen so far is as likely to be half done as not: 80 of the typical 100.
+  CHECK(DrainSlots(spec, 40, 0, s, kNow) == Approx(1));  // floor(80 x 3 / 150)
+  CHECK(DrainSlots(spec, 10, 0, s, kNow) == Approx(0));  // floor(20 x 3 / 150)
+  // Half the typical burst visible: sized for all of it.
+  CHECK(DrainSlots(spec, 50, 0, s, kNow) == Approx(2));  // floor(100 x 3 / 150)
+  Decision d = Decide(spec, Obs(50), s, kNow);
   CHECK(d.desired_replicas == 2);
   CHECK(d.reason == kReasonDrain);
+  // Visible 60 < typical 100 without the rule: floor(60 x 3 / 150) = 1.
+  CHECK(DrainSlots(spec, 60, 0, s, kNow) == Approx(2));
   // More visible than typical: the visible work counts.
   CHECK(DrainSlots(spec, 200, 0, s, kNow) == Approx(4));
   // Once a task runs, or a cold start later, only the visible work (and, while nothing runs, the
