@@ -88,8 +88,8 @@ def summary(out_dir, members, sweep, run_path):
 
 
 def grid_summary(out_dir, members, run_path):
-    """[(function, warmpool, cost at equal SLO or None, cheapest dominating config or None)] of the
-    members whose warmpool and grid runs are there."""
+    """[(function, warmpool, cost at equal SLO or None, cheapest dominating config or None,
+    warmpool-prewarm-off or None)] of the members whose warmpool and grid runs are there."""
     out = []
     for w in members:
         base = pareto.summarize(_by_policy(run_path(out_dir, "base", w, "1")))
@@ -100,26 +100,35 @@ def grid_summary(out_dir, members, run_path):
         points = list(pareto.summarize(grid, pareto.grid_key).values())
         ratio, _ = pareto.cost_at_equal_slo(wp, points)
         dom = pareto.dominating(wp, points)
-        out.append((w[len(PREFIX):], wp, ratio, min(dom, key=lambda p: p.gpuh) if dom else None))
+        out.append((w[len(PREFIX):], wp, ratio, min(dom, key=lambda p: p.gpuh) if dom else None,
+                    base.get("warmpool-prewarm-off")))
     return out
 
 
 def grid_values(rows, margin=0.02):
     """The template's pop_grid_* values from grid_summary's rows; a config dominates by more than
     `margin` when warmpool bills over (1 + margin) times its GPU-h."""
-    ratios = sorted(r for _, _, r, _ in rows if r is not None)
+    ratios = sorted(r[2] for r in rows if r[2] is not None)
     dominated = [r for r in rows if r[3] is not None]
     wide = sorted((r for r in dominated if r[1].gpuh > (1 + margin) * r[3].gpuh),
                   key=lambda r: -r[1].gpuh / r[3].gpuh)
+    # Dominated ones the learned pre-warm made dearer (it bills over 0.5 % more than without).
+    prewarm = sum(1 for r in dominated if r[4] and r[1].gpuh > 1.005 * r[4].gpuh)
     q = statistics.quantiles(ratios, n=4) if len(ratios) > 1 else ratios * 3
+
+    def off_cell(off):
+        return "-" if off is None else f"{off.gpuh:.2f} / {off.p95:.0f}"
+
     table = "\n".join(
         f"| `{fn}` | {wp.gpuh:.2f} / {wp.p95:.0f} | `{d.name}` | {d.gpuh:.2f} / {d.p95:.0f} "
-        f"| {wp.gpuh / d.gpuh:.2f}× |" for fn, wp, _, d in wide) or "| (none) | | | | |"
+        f"| {wp.gpuh / d.gpuh:.2f}× | {off_cell(off)} |"
+        for fn, wp, _, d, off in wide) or "| (none) | | | | | |"
     return {"pop_grid_n": str(len(rows)), "pop_grid_as_fast": str(len(ratios)),
             "pop_grid_median": f"{q[1]:.2f}" if ratios else "-",
             "pop_grid_quartiles": f"{q[0]:.2f}–{q[2]:.2f}" if ratios else "-",
             "pop_grid_below_07": str(sum(1 for r in ratios if r <= 0.7)),
             "pop_grid_dominated": str(len(dominated)), "pop_grid_wide": str(len(wide)),
+            "pop_grid_prewarm": str(prewarm),
             "pop_grid_margin": f"{100 * margin:.0f}", "pop_grid_rows": table}
 
 

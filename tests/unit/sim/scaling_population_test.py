@@ -84,7 +84,8 @@ class Summary(unittest.TestCase):
             runs = {
                 # x: ll10 is as fast for more (cost 0.8); ll5 bills 10 % less at the same p95:
                 # it dominates by more than 2 %.
-                ("base", "azfpop-x"): [self.result("warmpool", 10, 100)],
+                ("base", "azfpop-x"): [self.result("warmpool", 10, 100),
+                                       self.result("warmpool-prewarm-off", 9.5, 100)],
                 ("grid", "azfpop-x"): [self.result("keda-ll10-cd60-pi10-g30", 12.5, 90),
                                        self.result("keda-ll5-cd60-pi10-g30", 9, 100)],
                 # y: nothing as fast; ll1 is slower and dearer; dominated by nothing.
@@ -107,9 +108,9 @@ class Summary(unittest.TestCase):
             self.assertIsNone(rows[1][3])
             v = pop.grid_values(rows)
             self.assertEqual((v["pop_grid_n"], v["pop_grid_as_fast"], v["pop_grid_dominated"],
-                              v["pop_grid_wide"]), ("3", "2", "2", "1"))
-            self.assertIn("| `x` | 10.00 / 100 | `keda-ll5-cd60-pi10-g30` | 9.00 / 100 | 1.11× |",
-                          v["pop_grid_rows"])
+                              v["pop_grid_wide"], v["pop_grid_prewarm"]), ("3", "2", "2", "1", "1"))
+            self.assertIn("| `x` | 10.00 / 100 | `keda-ll5-cd60-pi10-g30` | 9.00 / 100 | 1.11× "
+                          "| 9.50 / 100 |", v["pop_grid_rows"])
             self.assertNotIn("`z`", v["pop_grid_rows"])
 
 
