@@ -48,12 +48,20 @@ class Summary(unittest.TestCase):
     def result(policy, gpuh, p95):
         return {"policy": policy, "billedGpuHours": gpuh, "waitP95": p95, "killedTasks": 0}
 
+    @staticmethod
+    def path(out_dir, kind, w, s):
+        """Where the report keeps a run's JSON (its run_path)."""
+        return os.path.join(out_dir, f"{kind}-{w}-{s}.json")
+
+    def write_runs(self, out_dir, runs):
+        """Writes {(kind, member): [policy results]} as seed-1 run JSON."""
+        for (kind, w), policies in runs.items():
+            with open(self.path(out_dir, kind, w, "1"), "w") as f:
+                json.dump({"policies": policies}, f)
+
     def test_judges_each_member_at_equal_p95(self):
         with tempfile.TemporaryDirectory() as d:
-            def path(out_dir, kind, w, s):
-                return os.path.join(out_dir, f"{kind}-{w}-{s}.json")
-
-            runs = {
+            self.write_runs(d, {
                 # On waits 100 s less than off for 5 % more; off with keepAlive 300 reaches 100 s
                 # for 20 % more: a gain of 1.05 / 1.2.
                 ("base", "azfpop-x"): [self.result("warmpool", 10.5, 100),
@@ -62,12 +70,9 @@ class Summary(unittest.TestCase):
                 # The same on both axes.
                 ("base", "azfpop-y"): [self.result("warmpool", 5, 50),
                                        self.result("warmpool-prewarm-off", 5, 50)],
-            }
-            for (kind, w), policies in runs.items():
-                with open(path(d, kind, w, "1"), "w") as f:
-                    json.dump({"policies": policies}, f)
+            })
             counts, judged = pop.summary(d, ["azfpop-x", "azfpop-y", "azfpop-missing"],
-                                         self.SWEEP, path)
+                                         self.SWEEP, self.path)
             self.assertEqual(dict(counts), {"gain": 1, "same": 1})
             self.assertEqual([(j[0], j[1]) for j in judged], [("x", "gain"), ("y", "same")])
             self.assertAlmostEqual(judged[0][2], 10.5 / 12)
@@ -78,10 +83,7 @@ class Summary(unittest.TestCase):
 
     def test_judges_each_member_against_the_grid(self):
         with tempfile.TemporaryDirectory() as d:
-            def path(out_dir, kind, w, s):
-                return os.path.join(out_dir, f"{kind}-{w}-{s}.json")
-
-            runs = {
+            self.write_runs(d, {
                 # x: ll10 is as fast for more (cost 0.8); ll5 bills 10 % less at the same p95:
                 # it dominates by more than 2 %.
                 ("base", "azfpop-x"): [self.result("warmpool", 10, 100),
@@ -96,11 +98,8 @@ class Summary(unittest.TestCase):
                 ("grid", "azfpop-z"): [self.result("keda-ll2-cd60-pi10-g30", 10, 100)],
                 # w: no grid run (not judged).
                 ("base", "azfpop-w"): [self.result("warmpool", 1, 1)],
-            }
-            for (kind, w), policies in runs.items():
-                with open(path(d, kind, w, "1"), "w") as f:
-                    json.dump({"policies": policies}, f)
-            rows = pop.grid_summary(d, ["azfpop-x", "azfpop-y", "azfpop-z", "azfpop-w"], path)
+            })
+            rows = pop.grid_summary(d, ["azfpop-x", "azfpop-y", "azfpop-z", "azfpop-w"], self.path)
             self.assertEqual([r[0] for r in rows], ["x", "y", "z"])
             self.assertAlmostEqual(rows[0][2], 10 / 9)  # the cheapest as fast: ll5
             self.assertEqual(rows[0][3].name, "keda-ll5-cd60-pi10-g30")
