@@ -146,3 +146,87 @@ def table(judged, verdicts=("gain", "loss", "trade")):
             for fn, v, r, on, off in sorted(judged, key=lambda j: (j[2] is None, j[2] or 0))
             if v in verdicts]
     return "\n".join(rows) or "| (none) | | | | |"
+
+
+FixedConfig = collections.namedtuple(
+    "FixedConfig", "name gpuh p95 killing slower dominated wide")
+
+
+def _fixed_candidates(grid_points, base):
+    """{configuration: Point} one function runs under each configuration an SRE would set once
+    for every function: the grid's `-glongest` is the `-g30` one where no task runs past 30 s
+    (the grid then runs no longer grace), plus warmpool with and without the learned pre-warm."""
+    out = dict(grid_points)
+    for name, p in grid_points.items():
+        if name.endswith("-g30") or "-g30-" in name:
+            out.setdefault(name.replace("-g30", "-glongest"), p._replace(
+                name=name.replace("-g30", "-glongest")))
+    for name in ("warmpool", "warmpool-prewarm-off"):
+        if name in base:
+            out[name] = base[name]
+    return out
+
+
+def fixed_summary(out_dir, members, run_path, margin=0.02):
+    """One configuration for the whole population, as a team sets one ScaledObject for all its
+    queues: per configuration that every judged function ran (the cron floor only runs where a
+    function's window has office hours, so it is left out), [FixedConfig] by total GPU-h: the
+    GPU-h summed over the functions, the median of their p95 waits, how many functions it kills
+    tasks on, waits longer at p95 than warmpool on, and is dominated on by some grid
+    configuration picked for that function in hindsight (by more than `margin` of its GPU-h)."""
+    per_config = collections.defaultdict(list)
+    judged = 0
+    for w in members:
+        base = pareto.summarize(_by_policy(run_path(out_dir, "base", w, "1")))
+        grid = _by_policy(run_path(out_dir, "grid", w, "1"))
+        if "warmpool" not in base or not grid:
+            continue
+        judged += 1
+        points = pareto.summarize(grid, pareto.grid_key)
+        for name, p in _fixed_candidates(points, base).items():
+            dom = pareto.dominating(p, list(points.values()))
+            per_config[name].append((p, base["warmpool"], dom))
+    rows = []
+    for name, runs in per_config.items():
+        if len(runs) != judged:
+            continue
+        rows.append(FixedConfig(
+            name, sum(p.gpuh for p, _, _ in runs), statistics.median(p.p95 for p, _, _ in runs),
+            sum(1 for p, _, _ in runs if p.killed > 0),
+            sum(1 for p, wp, _ in runs if p.p95 > wp.p95), sum(1 for _, _, d in runs if d),
+            sum(1 for p, _, d in runs if any(p.gpuh > (1 + margin) * q.gpuh for q in d))))
+    return sorted(rows, key=lambda r: (r.gpuh, r.p95, r.name))
+
+
+def fixed_values(rows, keda_rows=5):
+    """The template's pop_fixed_* values from fixed_summary's rows: warmpool's two rows and the
+    `keda_rows` cheapest KEDA configurations that kill nothing on any function, the one of them
+    with the shortest median p95 and the one dominated on the fewest functions, and
+    how the cheapest and the fastest compare."""
+    wp = next((r for r in rows if r.name == "warmpool"), None)
+    keda = [r for r in rows if r.name.startswith("keda-")]
+    clean = [r for r in keda if r.killing == 0]
+    if wp is None or not clean:
+        return {}
+    least = min(clean, key=lambda r: (r.dominated, r.gpuh))
+    fastest = min(clean, key=lambda r: (r.p95, r.gpuh))
+    shown = [r for r in rows if r.name.startswith("warmpool")] + clean[:keda_rows]
+    shown += [r for r in (fastest, least) if r not in shown]
+    table = "\n".join(
+        f"| `{r.name}` | {r.gpuh:.1f} | {r.gpuh / wp.gpuh:.2f}× | {r.p95:.0f} | {r.slower} "
+        f"| {r.killing} | {r.dominated} ({r.wide}) |"
+        for r in sorted(shown, key=lambda r: (r.gpuh, r.name)))
+    cheapest = clean[0]
+    return {"pop_fixed_n": str(len(keda)), "pop_fixed_rows": table,
+            "pop_fixed_cheapest": f"`{cheapest.name}`",
+            "pop_fixed_cheapest_ratio": f"{cheapest.gpuh / wp.gpuh:.2f}",
+            "pop_fixed_cheapest_p95": f"{cheapest.p95:.0f}",
+            "pop_fixed_cheapest_slower": str(cheapest.slower),
+            "pop_fixed_fastest": f"`{fastest.name}`",
+            "pop_fixed_fastest_ratio": f"{fastest.gpuh / wp.gpuh:.2f}",
+            "pop_fixed_fastest_p95": f"{fastest.p95:.0f}",
+            "pop_fixed_wp_p95": f"{wp.p95:.0f}", "pop_fixed_wp_dominated": str(wp.dominated),
+            "pop_fixed_least": f"`{least.name}`", "pop_fixed_least_dominated": str(least.dominated),
+            "pop_fixed_clean": str(len(clean)),
+            "pop_fixed_cheaper": str(sum(1 for r in clean if r.gpuh < wp.gpuh)),
+            "pop_fixed_faster": str(sum(1 for r in clean if r.p95 < wp.p95))}

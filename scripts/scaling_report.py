@@ -531,6 +531,7 @@ def figures(runs, commit, es):
         v.update({f"pop_{k}": str(counts[k]) for k in ("gain", "same", "loss", "trade")})
     if rows := population.grid_summary(runs.out_dir, members, run_path):
         v.update(population.grid_values(rows))
+    v.update(population.fixed_values(population.fixed_summary(runs.out_dir, members, run_path)))
     return v
 
 

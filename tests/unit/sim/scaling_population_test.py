@@ -112,6 +112,59 @@ class Summary(unittest.TestCase):
                           "| 9.50 / 100 |", v["pop_grid_rows"])
             self.assertNotIn("`z`", v["pop_grid_rows"])
 
+    def test_judges_one_configuration_for_every_member(self):
+        with tempfile.TemporaryDirectory() as d:
+            self.write_runs(d, {
+                # x has a task past 30 s, so the grid also runs a long grace; ll5-g30 kills.
+                ("base", "azfpop-x"): [self.result("warmpool", 10, 100),
+                                       self.result("warmpool-prewarm-off", 9, 120)],
+                ("grid", "azfpop-x"): [self.result("keda-ll5-cd60-pi10-g30", 8, 90) |
+                                       {"killedTasks": 2},
+                                       self.result("keda-ll5-cd60-pi10-g660", 9.5, 110),
+                                       self.result("keda-ll10-cd60-pi10-g30", 12, 130),
+                                       self.result("keda-ll10-cd60-pi10-g660", 12, 130),
+                                       self.result("keda-ll10-cd60-pi10-g660-cron3", 20, 200)],
+                # y runs only the 30 s grace, which stands for -glongest there; ll5 dominates
+                # warmpool on y by 1 % only, ll10 waits less for more.
+                ("base", "azfpop-y"): [self.result("warmpool", 5.05, 50),
+                                       self.result("warmpool-prewarm-off", 5.05, 50)],
+                ("grid", "azfpop-y"): [self.result("keda-ll5-cd60-pi10-g30", 5, 50),
+                                       self.result("keda-ll10-cd60-pi10-g30", 6, 40)],
+            })
+            rows = pop.fixed_summary(d, ["azfpop-x", "azfpop-y"], self.path)
+            by = {r.name: r for r in rows}
+            # The cron floor ran on x only: left out.
+            self.assertNotIn("keda-ll10-cd60-pi10-glongest-cron", by)
+            self.assertEqual(set(by), {"warmpool", "warmpool-prewarm-off",
+                                       "keda-ll5-cd60-pi10-g30", "keda-ll5-cd60-pi10-glongest",
+                                       "keda-ll10-cd60-pi10-g30",
+                                       "keda-ll10-cd60-pi10-glongest"})
+            ll5 = by["keda-ll5-cd60-pi10-glongest"]
+            self.assertAlmostEqual(ll5.gpuh, 14.5)  # 9.5 on x + the g30 run's 5 on y
+            self.assertEqual((ll5.p95, ll5.killing, ll5.slower), (80, 0, 1))
+            # On x, ll5-g30 kills, so it does not dominate it; nothing else does.
+            self.assertEqual((ll5.dominated, ll5.wide), (0, 0))
+            wp = by["warmpool"]
+            # Not dominated on x (ll5-glongest is cheaper but slower); on y ll5 by 1 % only.
+            self.assertEqual((wp.gpuh, wp.dominated, wp.wide, wp.slower), (15.05, 1, 0, 0))
+            self.assertEqual(by["keda-ll5-cd60-pi10-g30"].killing, 1)
+            self.assertEqual([r.name for r in rows][:2],
+                             ["keda-ll5-cd60-pi10-g30", "warmpool-prewarm-off"])
+            v = pop.fixed_values(rows)
+            self.assertEqual(v["pop_fixed_n"], "4")
+            self.assertEqual(v["pop_fixed_cheapest"], "`keda-ll5-cd60-pi10-glongest`")
+            self.assertEqual(v["pop_fixed_cheapest_ratio"], f"{14.5 / 15.05:.2f}")
+            self.assertEqual(v["pop_fixed_fastest"], "`keda-ll5-cd60-pi10-glongest`")
+            self.assertEqual(v["pop_fixed_least"], "`keda-ll5-cd60-pi10-glongest`")  # kills none
+            self.assertEqual(v["pop_fixed_clean"], "3")
+            # ll5-glongest bills less (14.5) and waits longer (80 s); ll10 more at 85 s.
+            self.assertEqual((v["pop_fixed_cheaper"], v["pop_fixed_faster"]), ("1", "0"))
+            self.assertIn("| `warmpool` | 15.1 | 1.00× | 75 | 0 | 0 | 1 (0) |", v["pop_fixed_rows"])
+            self.assertNotIn("`keda-ll5-cd60-pi10-g30`", v["pop_fixed_rows"])  # it kills
+
+    def test_one_configuration_needs_warmpool_and_a_clean_config(self):
+        self.assertEqual(pop.fixed_values([]), {})
+
 
 if __name__ == "__main__":
     unittest.main()
