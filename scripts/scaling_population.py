@@ -198,6 +198,11 @@ def fixed_summary(out_dir, members, run_path, margin=0.02):
     return sorted(rows, key=lambda r: (r.gpuh, r.p95, r.name))
 
 
+def _count(n):
+    """A count for running text: "none" for 0."""
+    return str(n) if n else "none"
+
+
 def fixed_values(rows, keda_rows=5):
     """The template's pop_fixed_* values from fixed_summary's rows: warmpool's two rows and the
     `keda_rows` cheapest KEDA configurations that kill nothing on any function, the one of them
@@ -228,5 +233,5 @@ def fixed_values(rows, keda_rows=5):
             "pop_fixed_wp_p95": f"{wp.p95:.0f}", "pop_fixed_wp_dominated": str(wp.dominated),
             "pop_fixed_least": f"`{least.name}`", "pop_fixed_least_dominated": str(least.dominated),
             "pop_fixed_clean": str(len(clean)),
-            "pop_fixed_cheaper": str(sum(1 for r in clean if r.gpuh < wp.gpuh)),
-            "pop_fixed_faster": str(sum(1 for r in clean if r.p95 < wp.p95))}
+            "pop_fixed_cheaper": _count(sum(1 for r in clean if r.gpuh < wp.gpuh)),
+            "pop_fixed_faster": _count(sum(1 for r in clean if r.p95 < wp.p95))}

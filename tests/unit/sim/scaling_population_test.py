@@ -158,7 +158,7 @@ class Summary(unittest.TestCase):
             self.assertEqual(v["pop_fixed_least"], "`keda-ll5-cd60-pi10-glongest`")  # kills none
             self.assertEqual(v["pop_fixed_clean"], "3")
             # ll5-glongest bills less (14.5) and waits longer (80 s); ll10 more at 85 s.
-            self.assertEqual((v["pop_fixed_cheaper"], v["pop_fixed_faster"]), ("1", "0"))
+            self.assertEqual((v["pop_fixed_cheaper"], v["pop_fixed_faster"]), ("1", "none"))
             self.assertIn("| `warmpool` | 15.1 | 1.00× | 75 | 0 | 0 | 1 (0) |", v["pop_fixed_rows"])
             self.assertNotIn("`keda-ll5-cd60-pi10-g30`", v["pop_fixed_rows"])  # it kills
 
