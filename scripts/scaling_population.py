@@ -3,7 +3,9 @@
 8 hours), chosen by that rule alone, imported once (seed 1). On each, warmpool's default is judged
 at equal service against the KEDA grid, as on the report's workloads, and the learned pre-warm is
 run with and without, judged at equal p95 against the policy without it swept over the same
-settings as the report's workloads (scaling_pareto.rule_verdict).
+settings as the report's workloads (scaling_pareto.rule_verdict). Each grid configuration is
+also judged set once for every function, as a team sets one ScaledObject for all its queues,
+against warmpool's default set once (fixed_summary).
 """
 import collections
 import csv
