@@ -89,17 +89,22 @@ def summary(out_dir, members, sweep, run_path):
     return counts, judged
 
 
+def _with_grid(out_dir, members, run_path):
+    """(member, {policy: Point} of its base run, {configuration: Point} of its grid run) for the
+    members whose warmpool and grid runs are there."""
+    for w in members:
+        base = pareto.summarize(_by_policy(run_path(out_dir, "base", w, "1")))
+        grid = _by_policy(run_path(out_dir, "grid", w, "1"))
+        if "warmpool" in base and grid:
+            yield w, base, pareto.summarize(grid, pareto.grid_key)
+
+
 def grid_summary(out_dir, members, run_path):
     """[(function, warmpool, cost at equal SLO or None, cheapest dominating config or None,
     warmpool-prewarm-off or None)] of the members whose warmpool and grid runs are there."""
     out = []
-    for w in members:
-        base = pareto.summarize(_by_policy(run_path(out_dir, "base", w, "1")))
-        wp = base.get("warmpool")
-        grid = _by_policy(run_path(out_dir, "grid", w, "1"))
-        if not wp or not grid:
-            continue
-        points = list(pareto.summarize(grid, pareto.grid_key).values())
+    for w, base, grid in _with_grid(out_dir, members, run_path):
+        wp, points = base["warmpool"], list(grid.values())
         ratio, _ = pareto.cost_at_equal_slo(wp, points)
         dom = pareto.dominating(wp, points)
         out.append((w[len(PREFIX):], wp, ratio, min(dom, key=lambda p: p.gpuh) if dom else None,
@@ -178,15 +183,10 @@ def fixed_summary(out_dir, members, run_path, margin=0.02):
     configuration picked for that function in hindsight (by more than `margin` of its GPU-h)."""
     per_config = collections.defaultdict(list)
     judged = 0
-    for w in members:
-        base = pareto.summarize(_by_policy(run_path(out_dir, "base", w, "1")))
-        grid = _by_policy(run_path(out_dir, "grid", w, "1"))
-        if "warmpool" not in base or not grid:
-            continue
+    for _, base, grid in _with_grid(out_dir, members, run_path):
         judged += 1
-        points = pareto.summarize(grid, pareto.grid_key)
-        for name, p in _fixed_candidates(points, base).items():
-            dom = pareto.dominating(p, list(points.values()))
+        for name, p in _fixed_candidates(grid, base).items():
+            dom = pareto.dominating(p, list(grid.values()))
             per_config[name].append((p, base["warmpool"], dom))
     rows = []
     for name, runs in per_config.items():
@@ -232,7 +232,7 @@ def fixed_values(rows, keda_rows=5):
             "pop_fixed_fastest": f"`{fastest.name}`",
             "pop_fixed_fastest_ratio": f"{fastest.gpuh / wp.gpuh:.2f}",
             "pop_fixed_fastest_p95": f"{fastest.p95:.0f}",
-            "pop_fixed_wp_p95": f"{wp.p95:.0f}", "pop_fixed_wp_dominated": str(wp.dominated),
+            "pop_fixed_wp_p95": f"{wp.p95:.0f}",
             "pop_fixed_least": f"`{least.name}`", "pop_fixed_least_dominated": str(least.dominated),
             "pop_fixed_clean": str(len(clean)),
             "pop_fixed_cheaper": _count(sum(1 for r in clean if r.gpuh < wp.gpuh)),
