@@ -40,7 +40,8 @@ bool IsActiveStream::Poll() {
   last_poll_failed_ = false;
   const bool active = eval.decision.active;
   const auto now = std::chrono::steady_clock::now();
-  const bool due = !has_sent_ || active != last_sent_ || now - last_send_time_ >= resend_;
+  const bool resend = resend_.count() > 0 && now - last_send_time_ >= resend_;
+  const bool due = !has_sent_ || active != last_sent_ || resend;
   if (!due || write_in_flight_) return true;
   out_.set_result(active);
   write_in_flight_ = true;

@@ -11,9 +11,12 @@ namespace warmpool::scaler {
 class StreamHub;
 
 // One StreamIsActive call (external-push). Sends the current state as soon as it opens, then
-// whenever it changes, and again every `resend` (a repeated `true` refreshes KEDA's
-// lastActiveTime). Polled by StreamHub; ends cleanly when the client cancels or the server shuts
-// down. Deletes itself in OnDone.
+// whenever it changes, and again every `resend` when that is not 0. A repeated `true` refreshes
+// KEDA's lastActiveTime between its polls, so it moves each scale to zero up to a pollingInterval
+// later than the cooldown counted from the last poll that saw work, as KEDA's own scalers have it
+// (warmpool-sim on 180 real Azure functions: a KEDA configuration dominates warmpool on 31
+// instead of 41, none newly). Polled by StreamHub; ends cleanly when the client cancels or the
+// server shuts down. Deletes itself in OnDone.
 class IsActiveStream final : public grpc::ServerWriteReactor<externalscaler::IsActiveResponse> {
  public:
   IsActiveStream(ScalerCore* core, StreamHub* hub, ScaledObjectKey key,

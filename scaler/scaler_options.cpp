@@ -53,7 +53,7 @@ struct RawFlags {
   std::vector<std::string> redis;
   std::string master_name;
   std::string log_format = "text", log_level = "info";
-  int coalesce_ms = 200, timeout_ms = 1000, stream_ms = 200, resend_s = 5, tls_reload_s = 30;
+  int coalesce_ms = 200, timeout_ms = 1000, stream_ms = 200, resend_s = 0, tls_reload_s = 30;
 };
 
 // gRPC TLS and the plaintext health listener that kubelet's gRPC probe (no TLS) can reach.
@@ -117,9 +117,9 @@ void AddFlags(CLI::App& app, ScalerOptions& opts, RawFlags& raw) {
       ->check(CLI::Range(10, 1000))
       ->capture_default_str();
   app.add_option("--stream-resend-s", raw.resend_s,
-                 "StreamIsActive re-sends its state this often (s)")
+                 "StreamIsActive also re-sends its state this often (s); 0 = only on change")
       ->envname("WARMPOOL_STREAM_RESEND_S")
-      ->check(CLI::Range(1, 3600))
+      ->check(CLI::Range(0, 3600))
       ->capture_default_str();
   app.add_option("--state-prefix", opts.state_prefix,
                  "Redis key prefix for the policy state shared by scaler replicas")

@@ -23,7 +23,7 @@ struct ScalerOptions {
   std::chrono::milliseconds coalesce_window{200};  // share a Redis reading this long
   std::chrono::milliseconds redis_timeout{1000};   // connect and command timeout
   std::chrono::milliseconds stream_interval{200};  // StreamIsActive poll period
-  std::chrono::seconds stream_resend{5};           // StreamIsActive periodic re-send
+  std::chrono::seconds stream_resend{0};           // StreamIsActive periodic re-send; 0 = off
   std::string state_prefix = "warmpool:";          // Redis prefix of shared policy state
   TlsServerFiles tls;                              // --tls-*: gRPC over TLS/mTLS when set
   std::string health_listen = "off";  // plaintext HOST:PORT serving only grpc.health.v1

@@ -51,9 +51,11 @@ void KedaHpaModel::Activate(int64_t t, Deployment& deployment, RunTally& tally) 
 
 void KedaHpaModel::Step(int64_t t, Trigger& trigger, Deployment& deployment, RunTally& tally) {
   if (keda_.push && trigger.CanPush()) {
-    // StreamIsActive: sent on change and re-sent every push_resend_s; KEDA ignores false.
+    // StreamIsActive: sent on change (and re-sent every push_resend_s when set); KEDA ignores
+    // false.
     const bool active = trigger.IsActive(t);
-    if (active != last_pushed_ || (active && t - last_push_ >= keda_.push_resend_s)) {
+    const bool resend = active && keda_.push_resend_s > 0 && t - last_push_ >= keda_.push_resend_s;
+    if (active != last_pushed_ || resend) {
       last_pushed_ = active;
       last_push_ = t;
       if (active) Activate(t, deployment, tally);

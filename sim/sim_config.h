@@ -51,7 +51,9 @@ struct KedaConfig {
   int64_t min_replicas = 0;    // minReplicaCount
   int64_t max_replicas = 100;  // maxReplicaCount
   bool push = false;           // trigger type external-push (StreamIsActive)
-  int64_t push_resend_s = 5;   // the scaler re-sends a true this often (refreshes lastActive)
+  // The scaler re-sends a true this often (refreshing lastActive); 0 = only on change, as
+  // warmpool-scaler's --stream-resend-s default.
+  int64_t push_resend_s = 0;
 };
 
 // The HPA KEDA generates (autoscaling/v2 behavior); defaults are Kubernetes' defaults.

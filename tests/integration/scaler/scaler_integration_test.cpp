@@ -1,6 +1,7 @@
 // End to end: real redis-server, real warmpool-scaler process, real gRPC calls, tasks sent by
 // Debian's Python Celery 5.2.6.
 #include <signal.h>
+#include <thread>
 
 #include <catch2/catch.hpp>
 
@@ -224,7 +225,7 @@ TEST_CASE("Redis down is UNAVAILABLE naming the connection, never a made-up 0",
   CHECK(WaitFor([&] { return HealthCheck(f.channel(), "readiness") == 1; }, 5s));
 }
 
-TEST_CASE("StreamIsActive sends state on open and true within 1 s of a task",
+TEST_CASE("StreamIsActive sends state on open, true within 1 s of a task, then changes only",
           "[scaler][integration]") {
   ScalerFixture f;
   externalscaler::ScaledObjectRef ref;
@@ -243,6 +244,13 @@ TEST_CASE("StreamIsActive sends state on open and true within 1 s of a task",
   const auto elapsed = std::chrono::steady_clock::now() - sent;
   CHECK(msg.result());
   CHECK(elapsed < 1s);
+
+  // By default an unchanged true is not sent again (it would move KEDA's lastActiveTime past its
+  // last poll): the next message is the change to false, however long the task waited.
+  std::this_thread::sleep_for(5500ms);
+  f.redis().Cli({"DEL", "gpu"});
+  REQUIRE(reader->Read(&msg));
+  CHECK_FALSE(msg.result());
 
   ctx.TryCancel();
   while (reader->Read(&msg)) {

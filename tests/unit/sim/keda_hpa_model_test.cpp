@@ -65,31 +65,38 @@ class ScriptedTrigger : public Trigger {
 };
 
 TEST_CASE("KEDA scales N to zero after the cooldown, bypassing the HPA's window", "[sim][keda]") {
-  // push, polling 10, cooldown 30, phases 0. t = 0: push 0 -> 1, HPA 1 -> 3. Pushes refresh
-  // lastActiveTime every 5 s, the last at t = 95; from t = 100 the trigger is inactive (the false
-  // is ignored), the HPA's 300 s window holds 3, and the t = 130 poll is the first at or after
-  // lastActive 95 + cooldown 30: straight to 0.
-  KedaConfig keda;
-  keda.push = true;
-  keda.polling_s = 10;
-  keda.cooldown_s = 30;
-  const HpaConfig hpa;
-  KedaHpaModel model(keda, hpa, 0, 0);
-  ScriptedTrigger trigger(100, 3);
-  Deployment d;
-  RunTally tally;
-  std::vector<int64_t> replicas;
-  for (int64_t t = 0; t < 200; ++t) {
-    model.Step(t, trigger, d, tally);
-    replicas.push_back(d.replicas());
+  // push, polling 10, cooldown 30, phases 0. t = 0: push 0 -> 1, HPA 1 -> 3. From t = 100 the
+  // trigger is inactive (the false is ignored) and the HPA's 300 s window holds 3. Sent on change
+  // only, the last true KEDA saw is its t = 90 poll, so the t = 120 poll scales straight to 0;
+  // re-sent every 5 s, the last true is the push at t = 95, and only the t = 130 poll is at or
+  // after lastActive + cooldown.
+  for (const int64_t resend : {0, 5}) {
+    DYNAMIC_SECTION("re-sent every " << resend << " s") {
+      KedaConfig keda;
+      keda.push = true;
+      keda.push_resend_s = resend;
+      keda.polling_s = 10;
+      keda.cooldown_s = 30;
+      const HpaConfig hpa;
+      KedaHpaModel model(keda, hpa, 0, 0);
+      ScriptedTrigger trigger(100, 3);
+      Deployment d;
+      RunTally tally;
+      std::vector<int64_t> replicas;
+      for (int64_t t = 0; t < 200; ++t) {
+        model.Step(t, trigger, d, tally);
+        replicas.push_back(d.replicas());
+      }
+      const int64_t zero_at = resend == 0 ? 120 : 130;
+      CHECK(replicas[0] == 3);
+      CHECK(replicas[99] == 3);
+      CHECK(replicas[zero_at - 1] == 3);
+      CHECK(replicas[zero_at] == 0);
+      CHECK(replicas[199] == 0);
+      CHECK(tally.replica_changes == 3);  // 0 -> 1 -> 3 -> 0
+      CHECK(tally.reversals == 1);
+    }
   }
-  CHECK(replicas[0] == 3);
-  CHECK(replicas[99] == 3);
-  CHECK(replicas[129] == 3);
-  CHECK(replicas[130] == 0);
-  CHECK(replicas[199] == 0);
-  CHECK(tally.replica_changes == 3);  // 0 -> 1 -> 3 -> 0
-  CHECK(tally.reversals == 1);
 }
 
 TEST_CASE("KEDA scales to zero no earlier than initialCooldownPeriod when never active",
