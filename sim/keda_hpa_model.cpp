@@ -54,7 +54,8 @@ void KedaHpaModel::Step(int64_t t, Trigger& trigger, Deployment& deployment, Run
     // StreamIsActive: sent on change (and re-sent every push_resend_s when set); KEDA ignores
     // false.
     const bool active = trigger.IsActive(t);
-    const bool resend = active && keda_.push_resend_s > 0 && t - last_push_ >= keda_.push_resend_s;
+    const bool resend = active && keda_.push_resend_s > 0 &&
+                        (last_push_ == kNever || t - last_push_ >= keda_.push_resend_s);
     if (active != last_pushed_ || resend) {
       last_pushed_ = active;
       last_push_ = t;
