@@ -160,8 +160,7 @@ TEST_CASE("An unsupported scheme is named, not read as a host or a database", "[
   CHECK_THAT(error, !Catch::Contains(":p@"));
 }
 
-TEST_CASE("sentinel:// lists Sentinels with ';' and takes credentials and db from the first",
-          "[redis_url]") {
+TEST_CASE("sentinel:// lists Sentinels, credentials and db taken from the first", "[redis_url]") {
   std::string error;
   auto ep = ParseRedisUrl(
       "sentinel://:pa%3Bss@h1:26380/3;sentinel://h2;sentinel://[::1]:5000?master_name=my%20m",

@@ -273,7 +273,7 @@ json Sig(const std::string& task, json options = json::object()) {
           {"options", options}, {"subtask_type", nullptr}, {"immutable", false}};
 }
 
-TEST_CASE("Canvas follow-ups go out in the ack; a chord needs the same server",
+TEST_CASE("Canvas follow-ups go out in the ack, and a chord needs the same server",
           "[worker][finish_plan][canvas]") {
   auto job = MakeJob();
   SECTION("link on success: pushed to its queue's list") {
