@@ -129,6 +129,19 @@ KedaExternalTrigger::MetricsAndActivity KedaExternalTrigger::GetMetricsAndActivi
   return second;
 }
 
+KedaExternalTrigger::MetricSpecStream KedaExternalTrigger::StreamMetricSpecOnce(
+    std::chrono::milliseconds timeout) {
+  // external_scaler.go streamMetricSpecOnce: open, then Recv until the stream ends.
+  grpc::ClientContext ctx;
+  ctx.set_deadline(std::chrono::system_clock::now() + timeout);
+  auto reader = stub_->StreamMetricSpec(&ctx, ref_);
+  MetricSpecStream out;
+  externalscaler::GetMetricSpecResponse msg;
+  while (reader->Read(&msg)) ++out.updates;
+  out.status = reader->Finish();
+  return out;
+}
+
 void KedaExternalTrigger::Record(StreamEvent event) {
   std::lock_guard lock(mu_);
   events_.push_back(std::move(event));

@@ -48,6 +48,15 @@ class KedaExternalTrigger {
   // ScalersCache.GetMetricsAndActivityForScaler for the HPA's metric name (with "sN-").
   MetricsAndActivity GetMetricsAndActivity(const std::string& metric_name);
 
+  // externalPushScaler.Run's StreamMetricSpec watcher, once (streamMetricSpecOnce): the status
+  // the stream ended with and how many specs it delivered first. UNIMPLEMENTED is KEDA's
+  // "stop watching, keep calling GetMetricSpec".
+  struct MetricSpecStream {
+    grpc::Status status;
+    int updates = 0;
+  };
+  MetricSpecStream StreamMetricSpecOnce(std::chrono::milliseconds timeout);
+
   // externalPushScaler.Run's StreamIsActive loop on its own thread until StopStream.
   void StartStream();
   void StopStream();

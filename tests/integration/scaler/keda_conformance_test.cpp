@@ -226,5 +226,25 @@ TEST_CASE("Finding 3: SIGTERM ends StreamIsActive with a clean EOF, KEDA's wait 
   CHECK(b.ScalerLog().find("streams_not_finished") == std::string::npos);
 }
 
+// KEDA's push scaler also watches StreamMetricSpec (external_scaler.go Run). warmpool's spec is
+// fixed by the metadata, so the watcher must end at once with UNIMPLEMENTED, KEDA's signal to
+// stop it for good and keep polling GetMetricSpec, rather than hang or fail, which KEDA retries
+// with a growing backoff and logs as an error.
+TEST_CASE("KEDA's StreamMetricSpec watcher stops on UNIMPLEMENTED, GetMetricSpec serves",
+          "[scaler][integration][keda]") {
+  ScalerFixture f;
+  f.SendTasks("gpu", 2);
+  KedaExternalTrigger keda("spec-watch", "ml", Trigger(f, {{"queues", "gpu"}}), {});
+  const auto started = std::chrono::steady_clock::now();
+  const KedaExternalTrigger::MetricSpecStream watched = keda.StreamMetricSpecOnce(5s);
+  INFO(watched.status.error_message());
+  CHECK(watched.status.error_code() == grpc::StatusCode::UNIMPLEMENTED);
+  CHECK(watched.updates == 0);
+  CHECK(std::chrono::steady_clock::now() - started < 2s);  // answered, not left to the deadline
+  Poll p = PollUntilValue(keda, 2);
+  CHECK(p.specs[0].name == "s0-warmpool-gpu");
+  CHECK(p.metrics.active);
+}
+
 }  // namespace
 }  // namespace warmpool::testing
