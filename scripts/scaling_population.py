@@ -53,13 +53,25 @@ def import_all(sim, out_dir, trace_dir, azf_args):
     return members
 
 
-def jobs(members, sweep, grid):
+def mean_duration(csv_path):
+    """The mean duration_s of an imported workload CSV (0 without tasks)."""
+    with open(csv_path, newline="") as f:
+        durations = [float(r["duration_s"])
+                     for r in csv.DictReader(line for line in f if not line.startswith("#"))]
+    return statistics.mean(durations) if durations else 0.0
+
+
+def jobs(members, sweep, grid, out_dir):
     """(kind, workload, seed, extra args): the rule on and off, the KEDA grid (grid: its run
-    arguments), then off at each swept setting."""
+    arguments), warmpool told the function's mean duration (`taskSeconds`; the imports are in
+    out_dir), then off at each swept setting."""
     out = []
     for w in members:
         out.append(("base", w, "1", ["--policies", "warmpool,warmpool-prewarm-off"]))
         out.append(("grid", w, "1", grid))
+        stated = max(mean_duration(workload_csv(out_dir, w)), 0.001)  # taskSeconds is > 0
+        out.append(("stated", w, "1", ["--policies", "warmpool",
+                                        "--meta", f"taskSeconds={stated:.6g}"]))
         out += [(kind, w, "1", meta + ["--policies", "warmpool-prewarm-off"])
                 for kind, meta in sweep]
     return out
@@ -137,6 +149,31 @@ def grid_values(rows, margin=0.02):
             "pop_grid_dominated": str(len(dominated)), "pop_grid_wide": str(len(wide)),
             "pop_grid_prewarm": str(prewarm),
             "pop_grid_margin": f"{100 * margin:.0f}", "pop_grid_rows": table}
+
+
+def stated_values(out_dir, members, run_path, margin=0.02):
+    """The template's pop_stated_* values: warmpool told each function's mean duration (run kind
+    "stated") against warmpool as shipped, over the members with both runs and a grid run: the
+    GPU-h ratio of the sums, the median p95 of each, and on how many functions a grid
+    configuration dominates the told one (by more than `margin` of its GPU-h)."""
+    told, shipped = [], []
+    dominated = wide = 0
+    for w, base, grid in _with_grid(out_dir, members, run_path):
+        t = pareto.summarize(_by_policy(run_path(out_dir, "stated", w, "1"))).get("warmpool")
+        if t is None:
+            continue
+        told.append(t)
+        shipped.append(base["warmpool"])
+        dom = pareto.dominating(t, list(grid.values()))
+        dominated += bool(dom)
+        wide += any(t.gpuh > (1 + margin) * q.gpuh for q in dom)
+    if not told:
+        return {}
+    return {"pop_stated_n": str(len(told)),
+            "pop_stated_ratio": f"{sum(t.gpuh for t in told) / sum(s.gpuh for s in shipped):.2f}",
+            "pop_stated_p95": f"{statistics.median(t.p95 for t in told):.0f}",
+            "pop_stated_shipped_p95": f"{statistics.median(s.p95 for s in shipped):.0f}",
+            "pop_stated_dominated": str(dominated), "pop_stated_wide": str(wide)}
 
 
 def totals(judged):

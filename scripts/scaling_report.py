@@ -61,7 +61,6 @@ WORKLOADS = {
 TRACE_DATA = os.environ.get("WARMPOOL_TRACE_DATA",
                             os.path.join(ROOT, "..", "shared", "data", "trace"))
 
-
 MAX_SEEDS = [None]  # --max-seeds: caps every workload's seeds (quick trial runs)
 
 
@@ -163,7 +162,7 @@ def run_all(sim, out_dir, seeds, parallel, resume=False):
     import_traces(sim, out_dir, seeds)
     jobs = job_list(seeds)
     members = population.import_all(sim, out_dir, TRACE_DATA, AZF)
-    jobs += population.jobs(members, SWEEP, GRID)
+    jobs += population.jobs(members, SWEEP, GRID, out_dir)
     # Longest runs (W3, then W5) first so the parallel runs finish together.
     order = {"W3": 0, "weekly": 0, "drift": 0, "W5": 1, "office": 1, "W2": 2, "W4": 3, "W1": 4}
     jobs.sort(key=lambda j: (order.get(j[1], 2), j[0] != "grid"))
@@ -532,6 +531,7 @@ def figures(runs, commit, es):
     if rows := population.grid_summary(runs.out_dir, members, run_path):
         v.update(population.grid_values(rows))
     v.update(population.fixed_values(population.fixed_summary(runs.out_dir, members, run_path)))
+    v.update(population.stated_values(runs.out_dir, members, run_path))
     return v
 
 

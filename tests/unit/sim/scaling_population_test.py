@@ -165,6 +165,38 @@ class Summary(unittest.TestCase):
     def test_one_configuration_needs_warmpool_and_a_clean_config(self):
         self.assertEqual(pop.fixed_values([]), {})
 
+    def test_judges_warmpool_told_each_mean_duration(self):
+        with tempfile.TemporaryDirectory() as d:
+            self.write_runs(d, {
+                # x: told, it bills 8 instead of 10 and ll5 (9 GPU-h) no longer dominates it.
+                ("base", "azfpop-x"): [self.result("warmpool", 10, 100)],
+                ("stated", "azfpop-x"): [self.result("warmpool", 8, 100)],
+                ("grid", "azfpop-x"): [self.result("keda-ll5-cd60-pi10-g30", 9, 100)],
+                # y: told, it still loses to ll10 by 5 %.
+                ("base", "azfpop-y"): [self.result("warmpool", 2, 40)],
+                ("stated", "azfpop-y"): [self.result("warmpool", 2.1, 50)],
+                ("grid", "azfpop-y"): [self.result("keda-ll10-cd60-pi10-g30", 2, 50)],
+                # z: no told run (not judged).
+                ("base", "azfpop-z"): [self.result("warmpool", 1, 1)],
+                ("grid", "azfpop-z"): [self.result("keda-ll10-cd60-pi10-g30", 1, 1)],
+            })
+            v = pop.stated_values(d, ["azfpop-x", "azfpop-y", "azfpop-z"], self.path)
+            self.assertEqual(v, {"pop_stated_n": "2", "pop_stated_ratio": f"{10.1 / 12:.2f}",
+                                 "pop_stated_p95": "75", "pop_stated_shipped_p95": "70",
+                                 "pop_stated_dominated": "1", "pop_stated_wide": "1"})
+            self.assertEqual(pop.stated_values(d, ["azfpop-z"], self.path), {})
+
+    def test_mean_duration_reads_an_imported_csv(self):
+        with tempfile.TemporaryDirectory() as d:
+            path = pop.workload_csv(d, "azfpop-f")
+            with open(path, "w") as f:
+                f.write("# 400_inv.csv: 3 tasks\narrival_s,duration_s,eta_s,queue,task\n"
+                        "1,0.5,,q,t\n2,1.5,,q,t\n3,4,,q,t\n")
+            self.assertAlmostEqual(pop.mean_duration(path), 2.0)
+            jobs = pop.jobs(["azfpop-f"], [], ["--grid", "keda"], d)
+            self.assertIn(("stated", "azfpop-f", "1",
+                           ["--policies", "warmpool", "--meta", "taskSeconds=2"]), jobs)
+
 
 if __name__ == "__main__":
     unittest.main()
