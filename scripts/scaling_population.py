@@ -151,12 +151,13 @@ def grid_values(rows, margin=0.02):
             "pop_grid_margin": f"{100 * margin:.0f}", "pop_grid_rows": table}
 
 
-def stated_values(out_dir, members, run_path, margin=0.02):
+def stated_values(out_dir, members, run_path, margin=0.02, top=3):
     """The template's pop_stated_* values: warmpool told each function's mean duration (run kind
     "stated") against warmpool as shipped, over the members with both runs and a grid run: the
-    GPU-h ratio of the sums, the median p95 of each, and on how many functions a grid
-    configuration dominates the told one (by more than `margin` of its GPU-h)."""
-    told, shipped = [], []
+    GPU-h ratio of the sums, the median p95 of each, on how many functions the told one waits
+    longer or less at p95, the `top` functions it saves the most GPU-h on, and on how many a grid
+    configuration dominates it (by more than `margin` of its GPU-h)."""
+    told, shipped, names = [], [], []
     dominated = wide = 0
     for w, base, grid in _with_grid(out_dir, members, run_path):
         t = pareto.summarize(_by_policy(run_path(out_dir, "stated", w, "1"))).get("warmpool")
@@ -164,6 +165,7 @@ def stated_values(out_dir, members, run_path, margin=0.02):
             continue
         told.append(t)
         shipped.append(base["warmpool"])
+        names.append(w[len(PREFIX):])
         dom = pareto.dominating(t, list(grid.values()))
         dominated += bool(dom)
         wide += any(t.gpuh > (1 + margin) * q.gpuh for q in dom)
@@ -173,6 +175,10 @@ def stated_values(out_dir, members, run_path, margin=0.02):
             "pop_stated_ratio": f"{sum(t.gpuh for t in told) / sum(s.gpuh for s in shipped):.2f}",
             "pop_stated_p95": f"{statistics.median(t.p95 for t in told):.0f}",
             "pop_stated_shipped_p95": f"{statistics.median(s.p95 for s in shipped):.0f}",
+            "pop_stated_slower": str(sum(1 for t, s in zip(told, shipped) if t.p95 > s.p95)),
+            "pop_stated_faster": str(sum(1 for t, s in zip(told, shipped) if t.p95 < s.p95)),
+            "pop_stated_top": ", ".join(f"`{n}`" for _, n in sorted(
+                ((t.gpuh - s.gpuh, n) for t, s, n in zip(told, shipped, names)))[:top]),
             "pop_stated_dominated": str(dominated), "pop_stated_wide": str(wide)}
 
 

@@ -183,6 +183,8 @@ class Summary(unittest.TestCase):
             v = pop.stated_values(d, ["azfpop-x", "azfpop-y", "azfpop-z"], self.path)
             self.assertEqual(v, {"pop_stated_n": "2", "pop_stated_ratio": f"{10.1 / 12:.2f}",
                                  "pop_stated_p95": "75", "pop_stated_shipped_p95": "70",
+                                 "pop_stated_slower": "1", "pop_stated_faster": "0",
+                                 "pop_stated_top": "`x`, `y`",
                                  "pop_stated_dominated": "1", "pop_stated_wide": "1"})
             self.assertEqual(pop.stated_values(d, ["azfpop-z"], self.path), {})
 
