@@ -111,6 +111,11 @@ def _with_grid(out_dir, members, run_path):
             yield w, base, pareto.summarize(grid, pareto.grid_key)
 
 
+def _wide(point, dominating, margin):
+    """Some of the points dominating `point` bill less than its GPU-h by more than `margin`."""
+    return any(point.gpuh > (1 + margin) * q.gpuh for q in dominating)
+
+
 def grid_summary(out_dir, members, run_path):
     """[(function, warmpool, cost at equal SLO or None, cheapest dominating config or None,
     warmpool-prewarm-off or None)] of the members whose warmpool and grid runs are there."""
@@ -151,35 +156,36 @@ def grid_values(rows, margin=0.02):
             "pop_grid_margin": f"{100 * margin:.0f}", "pop_grid_rows": table}
 
 
+# One function judged with its mean duration stated: warmpool told it, as shipped, and the grid
+# configurations that dominate the told one.
+_Told = collections.namedtuple("_Told", "name told shipped dominating")
+
+
 def stated_values(out_dir, members, run_path, margin=0.02, top=3):
     """The template's pop_stated_* values: warmpool told each function's mean duration (run kind
     "stated") against warmpool as shipped, over the members with both runs and a grid run: the
     GPU-h ratio of the sums, the median p95 of each, on how many functions the told one waits
     longer or less at p95, the `top` functions it saves the most GPU-h on, and on how many a grid
     configuration dominates it (by more than `margin` of its GPU-h)."""
-    told, shipped, names = [], [], []
-    dominated = wide = 0
+    rows = []
     for w, base, grid in _with_grid(out_dir, members, run_path):
         t = pareto.summarize(_by_policy(run_path(out_dir, "stated", w, "1"))).get("warmpool")
-        if t is None:
-            continue
-        told.append(t)
-        shipped.append(base["warmpool"])
-        names.append(w[len(PREFIX):])
-        dom = pareto.dominating(t, list(grid.values()))
-        dominated += bool(dom)
-        wide += any(t.gpuh > (1 + margin) * q.gpuh for q in dom)
-    if not told:
+        if t is not None:
+            rows.append(_Told(w[len(PREFIX):], t, base["warmpool"],
+                              pareto.dominating(t, list(grid.values()))))
+    if not rows:
         return {}
-    return {"pop_stated_n": str(len(told)),
-            "pop_stated_ratio": f"{sum(t.gpuh for t in told) / sum(s.gpuh for s in shipped):.2f}",
-            "pop_stated_p95": f"{statistics.median(t.p95 for t in told):.0f}",
-            "pop_stated_shipped_p95": f"{statistics.median(s.p95 for s in shipped):.0f}",
-            "pop_stated_slower": str(sum(1 for t, s in zip(told, shipped) if t.p95 > s.p95)),
-            "pop_stated_faster": str(sum(1 for t, s in zip(told, shipped) if t.p95 < s.p95)),
-            "pop_stated_top": ", ".join(f"`{n}`" for _, n in sorted(
-                ((t.gpuh - s.gpuh, n) for t, s, n in zip(told, shipped, names)))[:top]),
-            "pop_stated_dominated": str(dominated), "pop_stated_wide": str(wide)}
+    told_gpuh, shipped_gpuh = sum(r.told.gpuh for r in rows), sum(r.shipped.gpuh for r in rows)
+    saved_most = sorted(rows, key=lambda r: (r.told.gpuh - r.shipped.gpuh, r.name))[:top]
+    return {"pop_stated_n": str(len(rows)),
+            "pop_stated_ratio": f"{told_gpuh / shipped_gpuh:.2f}",
+            "pop_stated_p95": f"{statistics.median(r.told.p95 for r in rows):.0f}",
+            "pop_stated_shipped_p95": f"{statistics.median(r.shipped.p95 for r in rows):.0f}",
+            "pop_stated_slower": str(sum(1 for r in rows if r.told.p95 > r.shipped.p95)),
+            "pop_stated_faster": str(sum(1 for r in rows if r.told.p95 < r.shipped.p95)),
+            "pop_stated_top": ", ".join(f"`{r.name}`" for r in saved_most),
+            "pop_stated_dominated": str(sum(1 for r in rows if r.dominating)),
+            "pop_stated_wide": str(sum(1 for r in rows if _wide(r.told, r.dominating, margin)))}
 
 
 def totals(judged):
@@ -239,7 +245,7 @@ def fixed_summary(out_dir, members, run_path, margin=0.02):
             name, sum(p.gpuh for p, _, _ in runs), statistics.median(p.p95 for p, _, _ in runs),
             sum(1 for p, _, _ in runs if p.killed > 0),
             sum(1 for p, wp, _ in runs if p.p95 > wp.p95), sum(1 for _, _, d in runs if d),
-            sum(1 for p, _, d in runs if any(p.gpuh > (1 + margin) * q.gpuh for q in d))))
+            sum(1 for p, _, d in runs if _wide(p, d, margin))))
     return sorted(rows, key=lambda r: (r.gpuh, r.p95, r.name))
 
 
