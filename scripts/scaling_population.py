@@ -1,7 +1,9 @@
 """A population of real functions, for scaling_report.py: every function of the Azure Functions
 2019 day (Shahrad et al., ATC 2020) with 8 to 20,000 invocations in the import window (the first
-8 hours), chosen by that rule alone, imported once (seed 1). On each, warmpool's default is judged
-at equal service against the KEDA grid, as on the report's workloads, and the learned pre-warm is
+8 hours), chosen by that rule alone, imported once per seed (the seed spreads the per-minute counts
+and draws the durations, as for the report's real traces). On each, warmpool's default is judged
+at equal service against the KEDA grid over the same seeds, paired by seed as on the report's
+workloads (scaling_pareto.difference), and the learned pre-warm is
 run with and without, judged at equal p95 against the policy without it swept over the same
 settings as the report's workloads (scaling_pareto.rule_verdict). Each grid configuration is
 also judged set once for every function, as a team sets one ScaledObject for all its queues,
@@ -37,19 +39,20 @@ def functions(trace_dir):
     return out
 
 
-def workload_csv(out_dir, w):
-    """The imported CSV of population member w (PREFIX + function)."""
-    return os.path.join(out_dir, f"trace-{w}-1.csv")
+def workload_csv(out_dir, w, s="1"):
+    """The CSV of population member w (PREFIX + function) imported for seed s."""
+    return os.path.join(out_dir, f"trace-{w}-{s}.csv")
 
 
-def import_all(sim, out_dir, trace_dir, azf_args):
-    """Imports every function of the population once (seed 1); returns the member names."""
+def import_all(sim, out_dir, trace_dir, azf_args, seeds=("1",)):
+    """Imports every function of the population once per seed; returns the member names."""
     members = [PREFIX + fn for fn in functions(trace_dir)]
     for w in members:
         args = [a.replace("{T}", trace_dir) for a in azf_args]
-        subprocess.run([sim, "import"] + args + ["--function", w[len(PREFIX):], "--seed", "1",
-                                                 "--out", workload_csv(out_dir, w)],
-                       check=True, stderr=subprocess.DEVNULL)
+        for s in seeds:
+            subprocess.run([sim, "import"] + args + ["--function", w[len(PREFIX):], "--seed", s,
+                                                     "--out", workload_csv(out_dir, w, s)],
+                           check=True, stderr=subprocess.DEVNULL)
     return members
 
 
@@ -61,39 +64,46 @@ def mean_duration(csv_path):
     return statistics.mean(durations) if durations else 0.0
 
 
-def jobs(members, sweep, grid, out_dir):
-    """(kind, workload, seed, extra args): the rule on and off, the KEDA grid (grid: its run
-    arguments), warmpool told the function's mean duration (`taskSeconds`; the imports are in
-    out_dir), then off at each swept setting."""
+def jobs(members, sweep, grid, out_dir, seeds=("1",)):
+    """(kind, workload, seed, extra args) for each seed: the rule on and off, the KEDA grid (grid:
+    its run arguments), warmpool told the function's mean duration on that seed's import
+    (`taskSeconds`; the imports are in out_dir), then off at each swept setting."""
     out = []
     for w in members:
-        out.append(("base", w, "1", ["--policies", "warmpool,warmpool-prewarm-off"]))
-        out.append(("grid", w, "1", grid))
-        stated = max(mean_duration(workload_csv(out_dir, w)), 0.001)  # taskSeconds is > 0
-        out.append(("stated", w, "1", ["--policies", "warmpool",
-                                        "--meta", f"taskSeconds={stated:.6g}"]))
-        out += [(kind, w, "1", meta + ["--policies", "warmpool-prewarm-off"])
-                for kind, meta in sweep]
+        for s in seeds:
+            out.append(("base", w, s, ["--policies", "warmpool,warmpool-prewarm-off"]))
+            out.append(("grid", w, s, grid))
+            stated = max(mean_duration(workload_csv(out_dir, w, s)), 0.001)  # taskSeconds > 0
+            out.append(("stated", w, s, ["--policies", "warmpool",
+                                          "--meta", f"taskSeconds={stated:.6g}"]))
+            out += [(kind, w, s, meta + ["--policies", "warmpool-prewarm-off"])
+                    for kind, meta in sweep]
     return out
 
 
-def _by_policy(path):
-    """{policy: [its result]} of one run's JSON ({} when the run is missing)."""
-    if not os.path.exists(path):
-        return {}
-    with open(path) as f:
-        return {p["policy"]: [p] for p in json.load(f)["policies"]}
+def _by_policy(out_dir, kind, w, seeds, run_path):
+    """{policy: [its result on each seed, tagged with the seed]} of member w's runs of `kind`
+    ({} when a seed's run is missing: a member is judged on all the seeds or not at all)."""
+    out = {}
+    for s in seeds:
+        path = run_path(out_dir, kind, w, s)
+        if not os.path.exists(path):
+            return {}
+        with open(path) as f:
+            for p in json.load(f)["policies"]:
+                out.setdefault(p["policy"], []).append(dict(p, seed=int(s)))
+    return out
 
 
-def summary(out_dir, members, sweep, run_path):
+def summary(out_dir, members, sweep, run_path, seeds=("1",)):
     """(verdict counts, [(member, verdict, ratio, on, off)] of the members judged)."""
     counts, judged = collections.Counter(), []
     for w in members:
-        base = pareto.summarize(_by_policy(run_path(out_dir, "base", w, "1")))
+        base = pareto.summarize(_by_policy(out_dir, "base", w, seeds, run_path))
         on, off = base.get("warmpool"), base.get("warmpool-prewarm-off")
         if not on or not off:
             continue
-        settings = pareto.swept(lambda kind: _by_policy(run_path(out_dir, kind, w, "1")),
+        settings = pareto.swept(lambda kind: _by_policy(out_dir, kind, w, seeds, run_path),
                                 "warmpool-prewarm-off", sweep)
         verdict, ratio, _ = pareto.rule_verdict(on, off, settings)
         counts[verdict] += 1
@@ -101,26 +111,26 @@ def summary(out_dir, members, sweep, run_path):
     return counts, judged
 
 
-def _with_grid(out_dir, members, run_path):
-    """(member, {policy: Point} of its base run, {configuration: Point} of its grid run) for the
-    members whose warmpool and grid runs are there."""
+def _with_grid(out_dir, members, run_path, seeds):
+    """(member, {policy: Point} of its base runs, {configuration: Point} of its grid runs) for the
+    members whose warmpool and grid runs are there on every seed."""
     for w in members:
-        base = pareto.summarize(_by_policy(run_path(out_dir, "base", w, "1")))
-        grid = _by_policy(run_path(out_dir, "grid", w, "1"))
+        base = pareto.summarize(_by_policy(out_dir, "base", w, seeds, run_path))
+        grid = _by_policy(out_dir, "grid", w, seeds, run_path)
         if "warmpool" in base and grid:
-            yield w, base, pareto.summarize(grid, pareto.grid_key)
+            yield w, base, pareto.grid_points(grid)
 
 
 def _wide(point, dominating, margin):
     """Some of the points dominating `point` bill less than its GPU-h by more than `margin`."""
-    return any(point.gpuh > (1 + margin) * q.gpuh for q in dominating)
+    return any(pareto.gpuh_ratio(point, q) > 1 + margin for q in dominating)
 
 
-def grid_summary(out_dir, members, run_path):
+def grid_summary(out_dir, members, run_path, seeds=("1",)):
     """[(function, warmpool, cost at equal SLO or None, cheapest dominating config or None,
     warmpool-prewarm-off or None)] of the members whose warmpool and grid runs are there."""
     out = []
-    for w, base, grid in _with_grid(out_dir, members, run_path):
+    for w, base, grid in _with_grid(out_dir, members, run_path, seeds):
         wp, points = base["warmpool"], list(grid.values())
         ratio, _ = pareto.cost_at_equal_slo(wp, points)
         dom = pareto.dominating(wp, points)
@@ -134,10 +144,10 @@ def grid_values(rows, margin=0.02):
     `margin` when warmpool bills over (1 + margin) times its GPU-h."""
     ratios = sorted(r[2] for r in rows if r[2] is not None)
     dominated = [r for r in rows if r[3] is not None]
-    wide = sorted((r for r in dominated if r[1].gpuh > (1 + margin) * r[3].gpuh),
-                  key=lambda r: -r[1].gpuh / r[3].gpuh)
+    wide = sorted((r for r in dominated if pareto.gpuh_ratio(r[1], r[3]) > 1 + margin),
+                  key=lambda r: -pareto.gpuh_ratio(r[1], r[3]))
     # Dominated ones the learned pre-warm made dearer (it bills over 0.5 % more than without).
-    prewarm = sum(1 for r in dominated if r[4] and r[1].gpuh > 1.005 * r[4].gpuh)
+    prewarm = sum(1 for r in dominated if r[4] and pareto.gpuh_ratio(r[1], r[4]) > 1.005)
     q = statistics.quantiles(ratios, n=4) if len(ratios) > 1 else ratios * 3
 
     def off_cell(off):
@@ -145,7 +155,7 @@ def grid_values(rows, margin=0.02):
 
     table = "\n".join(
         f"| `{fn}` | {wp.gpuh:.2f} / {wp.p95:.0f} | `{d.name}` | {d.gpuh:.2f} / {d.p95:.0f} "
-        f"| {wp.gpuh / d.gpuh:.2f}× | {off_cell(off)} |"
+        f"| {pareto.gpuh_ratio(wp, d):.2f}× | {off_cell(off)} |"
         for fn, wp, _, d, off in wide) or "| (none) | | | | | |"
     return {"pop_grid_n": str(len(rows)), "pop_grid_as_fast": str(len(ratios)),
             "pop_grid_median": f"{q[1]:.2f}" if ratios else "-",
@@ -161,15 +171,15 @@ def grid_values(rows, margin=0.02):
 _Told = collections.namedtuple("_Told", "name told shipped dominating")
 
 
-def stated_values(out_dir, members, run_path, margin=0.02, top=3):
+def stated_values(out_dir, members, run_path, margin=0.02, top=3, seeds=("1",)):
     """The template's pop_stated_* values: warmpool told each function's mean duration (run kind
     "stated") against warmpool as shipped, over the members with both runs and a grid run: the
     GPU-h ratio of the sums, the median p95 of each, on how many functions the told one waits
     longer or less at p95, the `top` functions it saves the most GPU-h on, and on how many a grid
     configuration dominates it (by more than `margin` of its GPU-h)."""
     rows = []
-    for w, base, grid in _with_grid(out_dir, members, run_path):
-        t = pareto.summarize(_by_policy(run_path(out_dir, "stated", w, "1"))).get("warmpool")
+    for w, base, grid in _with_grid(out_dir, members, run_path, seeds):
+        t = pareto.summarize(_by_policy(out_dir, "stated", w, seeds, run_path)).get("warmpool")
         if t is not None:
             rows.append(_Told(w[len(PREFIX):], t, base["warmpool"],
                               pareto.dominating(t, list(grid.values()))))
@@ -181,8 +191,10 @@ def stated_values(out_dir, members, run_path, margin=0.02, top=3):
             "pop_stated_ratio": f"{told_gpuh / shipped_gpuh:.2f}",
             "pop_stated_p95": f"{statistics.median(r.told.p95 for r in rows):.0f}",
             "pop_stated_shipped_p95": f"{statistics.median(r.shipped.p95 for r in rows):.0f}",
-            "pop_stated_slower": str(sum(1 for r in rows if r.told.p95 > r.shipped.p95)),
-            "pop_stated_faster": str(sum(1 for r in rows if r.told.p95 < r.shipped.p95)),
+            "pop_stated_slower": str(sum(1 for r in rows
+                                         if pareto.difference(r.told, r.shipped)[1] > 0)),
+            "pop_stated_faster": str(sum(1 for r in rows
+                                         if pareto.difference(r.told, r.shipped)[1] < 0)),
             "pop_stated_top": ", ".join(f"`{r.name}`" for r in saved_most),
             "pop_stated_dominated": str(sum(1 for r in rows if r.dominating)),
             "pop_stated_wide": str(sum(1 for r in rows if _wide(r.told, r.dominating, margin)))}
@@ -191,8 +203,8 @@ def stated_values(out_dir, members, run_path, margin=0.02, top=3):
 def totals(judged):
     """(GPU-h with the rule / without it over the population, median p95 change in seconds)."""
     on, off = sum(j[3].gpuh for j in judged), sum(j[4].gpuh for j in judged)
-    return on / off if off else float("nan"), statistics.median(j[3].p95 - j[4].p95
-                                                                 for j in judged)
+    return on / off if off else float("nan"), statistics.median(
+        pareto.difference(j[3], j[4])[1] for j in judged)
 
 
 def table(judged, verdicts=("gain", "loss", "trade")):
@@ -205,7 +217,9 @@ def table(judged, verdicts=("gain", "loss", "trade")):
 
 
 FixedConfig = collections.namedtuple(
-    "FixedConfig", "name gpuh p95 killing slower dominated wide")
+    "FixedConfig", "name gpuh p95 killing slower dominated wide churning")
+# Scaling reversals per hour above which a configuration churns on a function (issue 21's bound).
+CHURN_REVERSALS_PER_HOUR = 2
 
 
 def _fixed_candidates(grid_points, base):
@@ -223,16 +237,17 @@ def _fixed_candidates(grid_points, base):
     return out
 
 
-def fixed_summary(out_dir, members, run_path, margin=0.02):
+def fixed_summary(out_dir, members, run_path, margin=0.02, seeds=("1",)):
     """One configuration for the whole population, as a team sets one ScaledObject for all its
     queues: per configuration that every judged function ran (the cron floor only runs where a
     function's window has office hours, so it is left out), [FixedConfig] by total GPU-h: the
     GPU-h summed over the functions, the median of their p95 waits, how many functions it kills
-    tasks on, waits longer at p95 than warmpool on, and is dominated on by some grid
-    configuration picked for that function in hindsight (by more than `margin` of its GPU-h)."""
+    tasks on, waits longer at p95 than warmpool on, is dominated on by some grid configuration
+    picked for that function in hindsight (by more than `margin` of its GPU-h), and scales back
+    and forth on more than CHURN_REVERSALS_PER_HOUR times an hour (median over the seeds)."""
     per_config = collections.defaultdict(list)
     judged = 0
-    for _, base, grid in _with_grid(out_dir, members, run_path):
+    for _, base, grid in _with_grid(out_dir, members, run_path, seeds):
         judged += 1
         for name, p in _fixed_candidates(grid, base).items():
             dom = pareto.dominating(p, list(grid.values()))
@@ -244,8 +259,10 @@ def fixed_summary(out_dir, members, run_path, margin=0.02):
         rows.append(FixedConfig(
             name, sum(p.gpuh for p, _, _ in runs), statistics.median(p.p95 for p, _, _ in runs),
             sum(1 for p, _, _ in runs if p.killed > 0),
-            sum(1 for p, wp, _ in runs if p.p95 > wp.p95), sum(1 for _, _, d in runs if d),
-            sum(1 for p, _, d in runs if _wide(p, d, margin))))
+            sum(1 for p, wp, _ in runs if not pareto.no_slower(p, wp)),
+            sum(1 for _, _, d in runs if d),
+            sum(1 for p, _, d in runs if _wide(p, d, margin)),
+            sum(1 for p, _, _ in runs if (p.reversals or 0) > CHURN_REVERSALS_PER_HOUR)))
     return sorted(rows, key=lambda r: (r.gpuh, r.p95, r.name))
 
 
@@ -270,7 +287,7 @@ def fixed_values(rows, keda_rows=5):
     shown += [r for r in (fastest, least) if r not in shown]
     table = "\n".join(
         f"| `{r.name}` | {r.gpuh:.1f} | {r.gpuh / wp.gpuh:.2f}× | {r.p95:.0f} | {r.slower} "
-        f"| {r.killing} | {r.dominated} ({r.wide}) |"
+        f"| {r.killing} | {r.dominated} ({r.wide}) | {r.churning} |"
         for r in sorted(shown, key=lambda r: (r.gpuh, r.name)))
     cheapest = clean[0]
     return {"pop_fixed_n": str(len(keda)), "pop_fixed_rows": table,
@@ -284,5 +301,7 @@ def fixed_values(rows, keda_rows=5):
             "pop_fixed_wp_p95": f"{wp.p95:.0f}",
             "pop_fixed_least": f"`{least.name}`", "pop_fixed_least_dominated": str(least.dominated),
             "pop_fixed_clean": str(len(clean)),
+            "pop_fixed_wp_churning": str(wp.churning),
+            "pop_fixed_least_churning": str(min(r.churning for r in clean)),
             "pop_fixed_cheaper": _count(sum(1 for r in clean if r.gpuh < wp.gpuh)),
             "pop_fixed_faster": _count(sum(1 for r in clean if r.p95 < wp.p95))}

@@ -71,6 +71,11 @@ def seeds_of(w, seeds):
     return out[:MAX_SEEDS[0]] if MAX_SEEDS[0] else out
 
 
+def population_seeds(seeds):
+    """The seeds the population of real functions runs: the report's (capped by --max-seeds)."""
+    return seeds[:MAX_SEEDS[0]] if MAX_SEEDS[0] else seeds
+
+
 def available(w):
     """Generated workloads always; a real trace when its data is here."""
     return WORKLOADS[w].source is None or os.path.isdir(TRACE_DATA)
@@ -79,7 +84,7 @@ def available(w):
 def workload_arg(out_dir, w, s):
     """--workload for one run: the generator's name, or the trace imported for seed s."""
     if w.startswith(population.PREFIX):
-        return population.workload_csv(out_dir, w)
+        return population.workload_csv(out_dir, w, s)
     return os.path.join(out_dir, f"trace-{w}-{s}.csv") if WORKLOADS[w].source else w
 COST_TARGET = {"bursty": 0.7, "steady": 0.95}
 ORACLE_DURATIONS_TARGET = 1.5
@@ -161,8 +166,8 @@ def import_traces(sim, out_dir, seeds):
 def run_all(sim, out_dir, seeds, parallel, resume=False):
     import_traces(sim, out_dir, seeds)
     jobs = job_list(seeds)
-    members = population.import_all(sim, out_dir, TRACE_DATA, AZF)
-    jobs += population.jobs(members, SWEEP, GRID, out_dir)
+    members = population.import_all(sim, out_dir, TRACE_DATA, AZF, population_seeds(seeds))
+    jobs += population.jobs(members, SWEEP, GRID, out_dir, population_seeds(seeds))
     # Longest runs (W3, then W5) first so the parallel runs finish together.
     order = {"W3": 0, "weekly": 0, "drift": 0, "W5": 1, "office": 1, "W2": 2, "W4": 3, "W1": 4}
     jobs.sort(key=lambda j: (order.get(j[1], 2), j[0] != "grid"))
@@ -183,6 +188,14 @@ def run_all(sim, out_dir, seeds, parallel, resume=False):
             future.result()  # raises CalledProcessError for a failed run
 
 
+def with_seeds(run):
+    """A run's JSON with its seed copied into each policy's result, so results of one policy
+    pooled over seeds can be paired seed by seed with another's (scaling_pareto.difference)."""
+    for p in run["policies"]:
+        p["seed"] = run["seed"]
+    return run
+
+
 # ---- figures -------------------------------------------------------------------------------------
 class Runs:
     """The raw JSON results of one report, by run kind and workload."""
@@ -196,7 +209,7 @@ class Runs:
             path = run_path(self.out_dir, kind, w, s)
             if os.path.exists(path):
                 with open(path) as f:
-                    runs.append(json.load(f))
+                    runs.append(with_seeds(json.load(f)))
         return runs
 
     def by_policy(self, kind, w):
@@ -286,7 +299,7 @@ def ca_rows(base, ca1m, ca_grid):
         b, c = base[w], ca1m[w]
         if not c:
             continue
-        points = list(pareto.summarize(ca_grid[w], pareto.grid_key).values())
+        points = list(pareto.grid_points(ca_grid[w]).values())
         cost = pareto.cost_at_equal_slo(pareto.summarize(c)["warmpool"], points)[0] if points \
             else None
         cells = [w] + [mmm(field(b, n, "billedGpuHours"))
@@ -365,7 +378,7 @@ def equal_service(base, grid, oracle_sweep):
     out = {}
     for w in WORKLOADS:
         pols = pareto.summarize(base[w])
-        points = list(pareto.summarize(grid[w], pareto.grid_key).values())
+        points = list(pareto.grid_points(grid[w]).values())
         if "warmpool" not in pols or not points:
             continue
         wp = pols["warmpool"]
@@ -376,13 +389,14 @@ def equal_service(base, grid, oracle_sweep):
                   "dominating": pareto.dominating(wp, points)}
         od = [pols["oracle-durations"]] if "oracle-durations" in pols else []
         od += oracle_sweep.get(w, [])
-        out[w]["od-at-p95"] = pareto.cheapest_at_slo(od, wp.p95)
+        out[w]["od-at-p95"] = pareto.cheapest_at_slo(od, wp)
         # What the cost at equal SLO could be at warmpool's p95: the oracles' GPU-h there (the
         # arrival-blind one's cheapest setting, the clairvoyant one when as fast) / the grid's.
         oracle = pols.get("oracle")
-        oracle = oracle if oracle and oracle.p95 <= wp.p95 else None
+        oracle = oracle if oracle and pareto.no_slower(oracle, wp) else None
         out[w]["od-bound"], out[w]["oracle-bound"] = (
-            o.gpuh / best.gpuh if o and best else None for o in (out[w]["od-at-p95"], oracle))
+            pareto.gpuh_ratio(o, best) if o and best else None
+            for o in (out[w]["od-at-p95"], oracle))
     return out
 
 
@@ -396,7 +410,7 @@ def cost_text(e):
         if e["front"]:  # the fastest that kills nothing: the end of the front
             fast = e["front"][-1]
             text += (f" (the fastest that kills nothing, `{fast.name}`: p95 {fast.p95:.0f} s for "
-                     f"{fast.gpuh / e['warmpool'].gpuh:.2f}× warmpool's GPU-h)")
+                     f"{pareto.gpuh_ratio(fast, e['warmpool']):.2f}× warmpool's GPU-h)")
         return text
     return f"{e['ratio']:.2f} (`{e['best'].name}`)"
 
@@ -423,7 +437,7 @@ def dominating_text(e, limit=5):
 
 def oracle_ratio(e, key="oracle-durations"):
     od = e[key]
-    return e["warmpool"].gpuh / od.gpuh if od and od.gpuh else None
+    return pareto.gpuh_ratio(e["warmpool"], od) if od and od.gpuh else None
 
 
 def oracle_at_p95_text(e):
@@ -522,16 +536,18 @@ def figures(runs, commit, es):
     v.update({f"{rule}_{k}": str(gains[f"{rule} {verdict}"]) for rule in ("histogram", "forecast")
               for k, verdict in (("gains", "gain"), ("losses", "loss"))})
     members = [population.PREFIX + fn for fn in population.functions(TRACE_DATA)]
-    counts, judged = population.summary(runs.out_dir, members, SWEEP, run_path)
+    pop_seeds = population_seeds(runs.seeds)
+    counts, judged = population.summary(runs.out_dir, members, SWEEP, run_path, pop_seeds)
     if judged:
         total, p95 = population.totals(judged)
         v.update({"pop_n": str(len(judged)), "pop_rows": population.table(judged),
                   "pop_total": f"{total:.3f}×", "pop_p95": f"{p95:+.0f}"})
         v.update({f"pop_{k}": str(counts[k]) for k in ("gain", "same", "loss", "trade")})
-    if rows := population.grid_summary(runs.out_dir, members, run_path):
+    if rows := population.grid_summary(runs.out_dir, members, run_path, pop_seeds):
         v.update(population.grid_values(rows))
-    v.update(population.fixed_values(population.fixed_summary(runs.out_dir, members, run_path)))
-    v.update(population.stated_values(runs.out_dir, members, run_path))
+    v.update(population.fixed_values(population.fixed_summary(runs.out_dir, members, run_path,
+                                                              seeds=pop_seeds)))
+    v.update(population.stated_values(runs.out_dir, members, run_path, seeds=pop_seeds))
     return v
 
 

@@ -13,8 +13,14 @@ import scaling_pareto as sp  # noqa: E402
 P = sp.Point
 
 
-def run(gpuh, p95, killed=0):
-    return {"billedGpuHours": gpuh, "waitP95": p95, "killedTasks": killed}
+def run(gpuh, p95, killed=0, seed=None):
+    out = {"billedGpuHours": gpuh, "waitP95": p95, "killedTasks": killed}
+    return out if seed is None else dict(out, seed=seed)
+
+
+def seeded(name, *gpuh_p95):
+    """A Point of runs on seeds 1, 2, ... with these (GPU-h, p95)."""
+    return sp.summarize({name: [run(g, p, seed=i + 1) for i, (g, p) in enumerate(gpuh_p95)]})[name]
 
 
 class Summarize(unittest.TestCase):
@@ -32,6 +38,38 @@ class Summarize(unittest.TestCase):
                             "keda-ll1-cd60-pi10-g660": [run(20, 300)]}, sp.grid_key)
         self.assertEqual(pts, {"keda-ll1-cd60-pi10-glongest":
                                P("keda-ll1-cd60-pi10-glongest", 15, 200, 0)})
+
+
+class PairedBySeed(unittest.TestCase):
+    # warmpool waits less than KEDA on 4 of 5 seeds; KEDA's one fast seed is warmpool's slow one,
+    # so the medians of the p95s say the opposite (790 < 826).
+    WP = seeded("warmpool", (2.70, 848), (2.64, 719), (2.65, 635), (3.08, 1031), (2.75, 826))
+    KEDA = seeded("keda", (2.65, 858), (2.53, 749), (2.61, 655), (2.97, 1051), (2.62, 790))
+
+    def test_medians_alone_would_call_keda_dominant(self):
+        self.assertEqual((self.WP.p95, self.KEDA.p95), (826, 790))
+        self.assertEqual(self.KEDA.seeds[0], (1, 2.65, 858))
+
+    def test_differences_are_taken_seed_by_seed(self):
+        dg, dp = sp.difference(self.KEDA, self.WP)
+        self.assertAlmostEqual(dg, -0.11)  # of -0.05, -0.11, -0.04, -0.11, -0.13
+        self.assertEqual(dp, 20)  # the median of +10, +30, +20, +20, -36
+        self.assertFalse(sp.dominates(self.KEDA, self.WP))
+        self.assertFalse(sp.no_slower(self.KEDA, self.WP))
+        self.assertIsNone(sp.cheapest_at_slo([self.KEDA], self.WP))
+        self.assertAlmostEqual(sp.gpuh_ratio(self.WP, self.KEDA), 3.08 / 2.97)  # median ratio
+
+    def test_points_without_the_same_seeds_compare_medians(self):
+        other = sp.summarize({"o": [run(2.5, 800, seed=7)]})["o"]
+        self.assertEqual(sp.difference(other, self.WP), (2.5 - 2.70, 800 - 826))
+        self.assertTrue(sp.dominates(P("p", 2, 700, 0), self.WP))  # no seeds: medians
+
+    def test_long_grace_stands_for_itself_or_the_30s_grace(self):
+        # Seed 1 has a task past 30 s (the grid ran g120), seed 2 has none (only g30).
+        pts = sp.grid_points({"keda-ll5-cd60-pi10-g30": [run(1, 10, seed=1), run(2, 20, seed=2)],
+                              "keda-ll5-cd60-pi10-g120": [run(3, 30, seed=1)]})
+        self.assertEqual(pts["keda-ll5-cd60-pi10-glongest"].seeds, ((1, 3, 30), (2, 2, 20)))
+        self.assertEqual(pts["keda-ll5-cd60-pi10-g30"].seeds, ((1, 1, 10), (2, 2, 20)))
 
 
 class Front(unittest.TestCase):
@@ -59,8 +97,9 @@ class CostAtEqualSlo(unittest.TestCase):
         ratio, best = sp.cost_at_equal_slo(P("warmpool", 15, 200, 0), self.POINTS)
         self.assertEqual(best.name, "mid")
         self.assertAlmostEqual(ratio, 0.75)
-        self.assertEqual(sp.cheapest_at_slo(self.POINTS, 500).name, "cheap-slow")
-        self.assertEqual(sp.cheapest_at_slo(self.POINTS, 499).name, "mid")  # p95 <= is inclusive
+        self.assertEqual(sp.cheapest_at_slo(self.POINTS, P("w", 1, 500, 0)).name, "cheap-slow")
+        # p95 <= is inclusive
+        self.assertEqual(sp.cheapest_at_slo(self.POINTS, P("w", 1, 499, 0)).name, "mid")
 
     def test_none_reaches_the_slo(self):
         self.assertEqual(sp.cost_at_equal_slo(P("warmpool", 15, 40, 0), self.POINTS), (None, None))

@@ -121,7 +121,8 @@ class Summary(unittest.TestCase):
                 ("grid", "azfpop-x"): [self.result("keda-ll5-cd60-pi10-g30", 8, 90) |
                                        {"killedTasks": 2},
                                        self.result("keda-ll5-cd60-pi10-g660", 9.5, 110),
-                                       self.result("keda-ll10-cd60-pi10-g30", 12, 130),
+                                       self.result("keda-ll10-cd60-pi10-g30", 12, 130) |
+                                       {"reversalsPerHour": 3},
                                        self.result("keda-ll10-cd60-pi10-g660", 12, 130),
                                        self.result("keda-ll10-cd60-pi10-g660-cron3", 20, 200)],
                 # y runs only the 30 s grace, which stands for -glongest there; ll5 dominates
@@ -129,7 +130,8 @@ class Summary(unittest.TestCase):
                 ("base", "azfpop-y"): [self.result("warmpool", 5.05, 50),
                                        self.result("warmpool-prewarm-off", 5.05, 50)],
                 ("grid", "azfpop-y"): [self.result("keda-ll5-cd60-pi10-g30", 5, 50),
-                                       self.result("keda-ll10-cd60-pi10-g30", 6, 40)],
+                                       self.result("keda-ll10-cd60-pi10-g30", 6, 40) |
+                                       {"reversalsPerHour": 2.5}],
             })
             rows = pop.fixed_summary(d, ["azfpop-x", "azfpop-y"], self.path)
             by = {r.name: r for r in rows}
@@ -148,6 +150,9 @@ class Summary(unittest.TestCase):
             # Not dominated on x (ll5-glongest is cheaper but slower); on y ll5 by 1 % only.
             self.assertEqual((wp.gpuh, wp.dominated, wp.wide, wp.slower), (15.05, 1, 0, 0))
             self.assertEqual(by["keda-ll5-cd60-pi10-g30"].killing, 1)
+            # ll10-g30 reverses more than twice an hour on both; its long grace only on y.
+            self.assertEqual((by["keda-ll10-cd60-pi10-g30"].churning,
+                              by["keda-ll10-cd60-pi10-glongest"].churning, wp.churning), (2, 1, 0))
             self.assertEqual([r.name for r in rows][:2],
                              ["keda-ll5-cd60-pi10-g30", "warmpool-prewarm-off"])
             v = pop.fixed_values(rows)
@@ -159,8 +164,32 @@ class Summary(unittest.TestCase):
             self.assertEqual(v["pop_fixed_clean"], "3")
             # ll5-glongest bills less (14.5) and waits longer (80 s); ll10 more at 85 s.
             self.assertEqual((v["pop_fixed_cheaper"], v["pop_fixed_faster"]), ("1", "none"))
-            self.assertIn("| `warmpool` | 15.1 | 1.00× | 75 | 0 | 0 | 1 (0) |", v["pop_fixed_rows"])
+            self.assertIn("| `warmpool` | 15.1 | 1.00× | 75 | 0 | 0 | 1 (0) | 0 |",
+                          v["pop_fixed_rows"])
+            self.assertEqual((v["pop_fixed_wp_churning"], v["pop_fixed_least_churning"]),
+                             ("0", "0"))
             self.assertNotIn("`keda-ll5-cd60-pi10-g30`", v["pop_fixed_rows"])  # it kills
+
+    def test_pairs_each_member_seed_by_seed(self):
+        with tempfile.TemporaryDirectory() as d:
+            # On 3 seeds ll5 bills 1 % less; warmpool waits less on 2 of them, and ll5's fast
+            # seed is warmpool's slow one: the medians alone (100 < 110) would call ll5 dominant.
+            for s, (wp_p95, ll5_p95) in zip("123", ((110, 120), (90, 100), (130, 100))):
+                for kind, policies in (
+                        ("base", [self.result("warmpool", 10, wp_p95),
+                                  self.result("warmpool-prewarm-off", 10, wp_p95)]),
+                        ("grid", [self.result("keda-ll5-cd60-pi10-g30", 9.9, ll5_p95)])):
+                    with open(self.path(d, kind, "azfpop-x", s), "w") as f:
+                        json.dump({"policies": policies}, f)
+            rows = pop.grid_summary(d, ["azfpop-x"], self.path, seeds=("1", "2", "3"))
+            self.assertEqual((rows[0][1].p95, rows[0][3]), (110, None))  # not dominated
+            self.assertIsNone(rows[0][2])  # ll5 is not as fast: its p95 is 10 s longer
+            # Judged on seed 1 alone it is slower too; on seed 3 alone it dominates.
+            self.assertIsNone(pop.grid_summary(d, ["azfpop-x"], self.path, seeds=("1",))[0][3])
+            self.assertEqual(pop.grid_summary(d, ["azfpop-x"], self.path,
+                                              seeds=("3",))[0][3].name, "keda-ll5-cd60-pi10-g30")
+            # A member missing a seed's run is not judged.
+            self.assertEqual(pop.grid_summary(d, ["azfpop-x"], self.path, seeds=("1", "4")), [])
 
     def test_one_configuration_needs_warmpool_and_a_clean_config(self):
         self.assertEqual(pop.fixed_values([]), {})
@@ -198,6 +227,13 @@ class Summary(unittest.TestCase):
             jobs = pop.jobs(["azfpop-f"], [], ["--grid", "keda"], d)
             self.assertIn(("stated", "azfpop-f", "1",
                            ["--policies", "warmpool", "--meta", "taskSeconds=2"]), jobs)
+            # Each seed's own import: seed 2's tasks run 3 s on average.
+            with open(pop.workload_csv(d, "azfpop-f", "2"), "w") as f:
+                f.write("arrival_s,duration_s,eta_s,queue,task\n1,3,,q,t\n")
+            jobs = pop.jobs(["azfpop-f"], [], ["--grid", "keda"], d, seeds=("1", "2"))
+            self.assertIn(("stated", "azfpop-f", "2",
+                           ["--policies", "warmpool", "--meta", "taskSeconds=3"]), jobs)
+            self.assertIn(("grid", "azfpop-f", "2", ["--grid", "keda"]), jobs)
 
 
 if __name__ == "__main__":
