@@ -52,6 +52,14 @@ def summarize(by_policy, key=lambda name: name):
     return out
 
 
+def tag_seeds(run):
+    """A warmpool-sim run's JSON with its seed copied into each policy's result, so results of one
+    policy pooled over seeds can be paired seed by seed with another's (difference)."""
+    for p in run["policies"]:
+        p["seed"] = run["seed"]
+    return run
+
+
 def grid_points(by_policy):
     """summarize(by_policy, grid_key) of a grid's runs over the seeds. The grid runs a long grace
     only on the seeds whose workload has a task past 30 s; on the others the `-glongest`

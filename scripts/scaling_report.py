@@ -16,14 +16,13 @@ import concurrent.futures
 import functools
 import json
 import os
-import re
 import statistics
-import string
 import subprocess
 import sys
 import tempfile
 import time
 
+import report_template
 import scaling_pareto as pareto
 import scaling_plots
 import scaling_population as population
@@ -188,14 +187,6 @@ def run_all(sim, out_dir, seeds, parallel, resume=False):
             future.result()  # raises CalledProcessError for a failed run
 
 
-def with_seeds(run):
-    """A run's JSON with its seed copied into each policy's result, so results of one policy
-    pooled over seeds can be paired seed by seed with another's (scaling_pareto.difference)."""
-    for p in run["policies"]:
-        p["seed"] = run["seed"]
-    return run
-
-
 # ---- figures -------------------------------------------------------------------------------------
 class Runs:
     """The raw JSON results of one report, by run kind and workload."""
@@ -209,7 +200,7 @@ class Runs:
             path = run_path(self.out_dir, kind, w, s)
             if os.path.exists(path):
                 with open(path) as f:
-                    runs.append(with_seeds(json.load(f)))
+                    runs.append(pareto.tag_seeds(json.load(f)))
         return runs
 
     def by_policy(self, kind, w):
@@ -551,22 +542,6 @@ def figures(runs, commit, es):
     return v
 
 
-# ---- template ------------------------------------------------------------------------------------
-IF_BLOCK = re.compile(r"\[% if (\w+) %\]((?:(?!\[% if ).)*?)\[% end %\]", re.S)
-
-
-def render(template, values):
-    """Fills `${name}` from values; `[% if name %]...[% end %]` keeps its text only when name is
-    among values (blocks nest; a block of whole lines ends with `[% end %]` at the start of the
-    line after it)."""
-    while True:
-        text = IF_BLOCK.sub(lambda m: m.group(2) if m.group(1) in values else "", template)
-        if text == template:
-            break
-        template = text
-    return string.Template(template).substitute(values)
-
-
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--sim", required=True, help="the warmpool-sim binary")
@@ -605,7 +580,7 @@ def main():
     scaling_plots.plot(runs, os.path.join(args.docs, "img"), WORKLOADS)
     scaling_plots.plot_pareto(es, os.path.join(args.docs, "img"))
     with open(TEMPLATE) as f:
-        text = render(f.read(), figures(runs, commit, es))
+        text = report_template.render(f.read(), figures(runs, commit, es))
     out = os.path.join(args.docs, "SCALING.md")
     with open(out, "w") as f:
         f.write(text)
