@@ -1,0 +1,72 @@
+#!/usr/bin/python3
+"""Checks of scripts/policy_check.py (a changed policy judged against a finished report's grid
+runs): what it reads back from run JSON and prints. Run:
+/usr/bin/python3 tests/unit/sim/policy_check_test.py (ctest: sim_policy_check).
+"""
+import json
+import os
+import sys
+import tempfile
+import unittest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+sys.path.insert(0, os.path.join(ROOT, "scripts"))
+import policy_check  # noqa: E402
+import scaling_population as population  # noqa: E402
+import scaling_report as report  # noqa: E402
+
+
+def result(policy, gpuh, p95, killed=0, reversals=0.5):
+    return {"policy": policy, "billedGpuHours": gpuh, "waitP95": p95, "killedTasks": killed,
+            "requeuedTasks": 0, "reversalsPerHour": reversals}
+
+
+def write(out_dir, kind, w, seed, policies):
+    with open(report.run_path(out_dir, kind, w, seed), "w") as f:
+        json.dump({"seed": int(seed), "policies": policies}, f)
+
+
+class PolicyCheck(unittest.TestCase):
+    def test_workload_line_judges_seed_by_seed(self):
+        with tempfile.TemporaryDirectory() as rep, tempfile.TemporaryDirectory() as out:
+            # ll5 bills 10 % less on both seeds and waits no longer on either: it dominates.
+            # ll10 bills 20 % less but waits 50 s longer on seed 2: not as fast.
+            for s, p95 in (("1", 100), ("2", 200)):
+                write(out, "base", "W1", s, [result("warmpool", 10, p95, reversals=1.5)])
+                write(rep, "grid", "W1", s, [result("keda-ll5-cd60-pi10-g30", 9, p95),
+                                              result("keda-ll10-cd60-pi10-g30", 8,
+                                                     p95 + 50 * (s == "2"))])
+            lines = policy_check.workload_lines(out, rep, ["1", "2"])
+            self.assertEqual(len(lines), 2)  # the header and W1 (the others did not run)
+            self.assertEqual(lines[1].split(), ["W1", "10.0", "150", "0", "1.50", "1.11",
+                                                "keda-ll5-cd60-pi10-g30"])
+
+    def test_population_lists_the_wide_dominations(self):
+        with tempfile.TemporaryDirectory() as trace, tempfile.TemporaryDirectory() as rep, \
+                tempfile.TemporaryDirectory() as out:
+            os.makedirs(os.path.join(trace, "azure_functions_2019_fullday"))
+            with open(os.path.join(trace, population.INVOCATIONS), "w") as f:
+                f.write("HashFunction,HashOwner,HashApp," +
+                        ",".join(f"minute_{i}" for i in range(1, 1441)) + "\n")
+                for h in ("a" * 64, "b" * 64):
+                    f.write(f"{h},o,a,10" + ",0" * 1439 + "\n")
+            saved, report.TRACE_DATA = report.TRACE_DATA, trace
+            try:
+                for s in ("1", "2"):
+                    # a: ll2 bills 25 % less at the same p95; b: nothing as cheap.
+                    write(out, "base", "azfpop-" + "a" * 12, s, [result("warmpool", 5, 400)])
+                    write(rep, "grid", "azfpop-" + "a" * 12, s,
+                          [result("keda-ll2-cd60-pi10-g30", 4, 400)])
+                    write(out, "base", "azfpop-" + "b" * 12, s, [result("warmpool", 1, 30)])
+                    write(rep, "grid", "azfpop-" + "b" * 12, s,
+                          [result("keda-ll2-cd60-pi10-g30", 4, 400)])
+                lines = policy_check.population_lines(out, rep, ["1", "2"])
+            finally:
+                report.TRACE_DATA = saved
+            self.assertEqual(lines, [
+                "population: 2 functions, 6.0 GPU-h, median p95 215 s, dominated on 1 (1 by "
+                "more than 2 % of GPU-h)", "  aaaaaaaaaaaa 1.25x keda-ll2-cd60-pi10-g30"])
+
+
+if __name__ == "__main__":
+    unittest.main()
