@@ -115,17 +115,43 @@ const TunePoint* CheapestAtSlo(const std::vector<TunePoint>& points, double p95_
   return best;
 }
 
+double P95Difference(const TunePoint& a, const TunePoint& b) {
+  if (a.seed_p95.empty() || a.seed_p95.size() != b.seed_p95.size()) return a.p95 - b.p95;
+  std::vector<double> d;
+  for (size_t i = 0; i < a.seed_p95.size(); ++i) d.push_back(a.seed_p95[i] - b.seed_p95[i]);
+  return Median(d);
+}
+
+double GpuHoursRatio(const TunePoint& a, const TunePoint& b) {
+  if (a.seed_gpu_h.empty() || a.seed_gpu_h.size() != b.seed_gpu_h.size()) {
+    return b.gpu_h > 0 ? a.gpu_h / b.gpu_h : 0;
+  }
+  std::vector<double> r;
+  for (size_t i = 0; i < a.seed_gpu_h.size(); ++i) {
+    r.push_back(b.seed_gpu_h[i] > 0 ? a.seed_gpu_h[i] / b.seed_gpu_h[i] : 0);
+  }
+  return Median(r);
+}
+
+const TunePoint* CheapestNoSlowerThan(const std::vector<TunePoint>& points, const TunePoint& ref) {
+  const TunePoint* best = nullptr;
+  for (const auto& p : points) {
+    if (p.killed != 0 || P95Difference(p, ref) > 0) continue;
+    if (!best || Cheaper(p, *best)) best = &p;
+  }
+  return best;
+}
+
 TunePoint Aggregate(const std::string& name, const std::vector<SeedFigures>& per_seed) {
   TunePoint t;
   t.name = name;
-  std::vector<double> gpu, p95;
   for (const auto& f : per_seed) {
-    gpu.push_back(f.gpu_h);
-    p95.push_back(f.p95);
+    t.seed_gpu_h.push_back(f.gpu_h);
+    t.seed_p95.push_back(f.p95);
     t.killed = std::max(t.killed, f.killed);
   }
-  t.gpu_h = Median(gpu);
-  t.p95 = Median(p95);
+  t.gpu_h = Median(t.seed_gpu_h);
+  t.p95 = Median(t.seed_p95);
   return t;
 }
 
@@ -260,9 +286,10 @@ Status RunTune(const TuneOptions& o, std::ostream& log, TuneResult* out) {
     return Status::InvalidArgument("every warmpool candidate kills or requeues tasks on " +
                                    r.workload + ": see docs/sim.md, the worker grace");
   }
-  if (const TunePoint* k = CheapestAtSlo(r.keda, r.recommended.p95)) {
+  if (const TunePoint* k = CheapestNoSlowerThan(r.keda, r.recommended)) {
     r.keda_best = *k;
     r.keda_found = true;
+    r.cost_at_equal_slo = GpuHoursRatio(r.recommended, r.keda_best);
   }
   *out = std::move(r);
   return Status::Ok();

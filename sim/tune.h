@@ -26,6 +26,8 @@ struct TunePoint {
   // candidate (so a change is recommended only where it pays). 0 for KEDA points.
   int64_t distance = 0;
   int64_t ties = 0;  // ParetoFront: other points with the same figures left out for this one
+  // Aggregate: GPU-h and p95 on each seed, in seed order (empty for a point built directly).
+  std::vector<double> seed_gpu_h, seed_p95;
 };
 
 // a no worse than b on GPU-h, p95 and kills, and better on one. Pure.
@@ -39,6 +41,21 @@ std::vector<TunePoint> ParetoFront(const std::vector<TunePoint>& points);
 // The cheapest point (GPU-h; ties: p95, distance, then name) with p95 <= p95_limit that kills
 // nothing; nullptr when none. Pure.
 const TunePoint* CheapestAtSlo(const std::vector<TunePoint>& points, double p95_limit);
+
+// a's p95 minus b's: the median of the per-seed differences when both ran on the same seeds,
+// else the difference of the medians. Every configuration of one seed meets the same node boots
+// and model loads (common random numbers), so one seed's difference is the configurations'
+// decisions; the two medians alone can pit one's lucky seed against the other's unlucky one.
+// Pure.
+double P95Difference(const TunePoint& a, const TunePoint& b);
+
+// a's GPU-h / b's: the median of the per-seed ratios when both ran on the same seeds, else the
+// ratio of the medians. Pure.
+double GpuHoursRatio(const TunePoint& a, const TunePoint& b);
+
+// The cheapest point (as CheapestAtSlo) that kills nothing and waits no longer at p95 than `ref`,
+// seed by seed (P95Difference <= 0); nullptr when none. Pure.
+const TunePoint* CheapestNoSlowerThan(const std::vector<TunePoint>& points, const TunePoint& ref);
 
 // Median GPU-h and p95, max kills + requeues of one configuration's per-seed results. Pure.
 struct SeedFigures {
@@ -95,13 +112,14 @@ struct TuneResult {
   TunePoint recommended;
   bool slo_met = false;  // recommended.p95 <= slo
   bool keda_found = false;
-  TunePoint keda_best;  // CheapestAtSlo(keda, recommended.p95)
+  TunePoint keda_best;           // CheapestNoSlowerThan(keda, recommended)
+  double cost_at_equal_slo = 0;  // GpuHoursRatio(recommended, keda_best) when keda_found
 };
 
 // Simulates every candidate and the KEDA grid (sim/keda_grid.h) on seeds 1..N and picks:
 // recommended = the cheapest candidate meeting the SLO (no SLO: the default candidate's p95),
-// else the lowest-p95 one that kills nothing; keda_best = the cheapest grid configuration at
-// the recommendation's p95 that kills nothing. Progress goes to `log`.
+// else the lowest-p95 one that kills nothing; keda_best = the cheapest grid configuration that
+// kills nothing and waits no longer than the recommendation, seed by seed. Progress goes to `log`.
 Status RunTune(const TuneOptions& options, std::ostream& log, TuneResult* out);
 
 // The report: front, recommendation, KEDA at the same SLO, cost at equal SLO, the patch. Pure.

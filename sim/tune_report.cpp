@@ -54,12 +54,14 @@ std::string TuneReportTable(const TuneResult& r, const std::string& patch_path) 
   if (r.keda_found) {
     s.append(
         Line("KEDA at the same SLO: %.2f GPU-h, p95 %.0f s, killed %lld  (%s)\n", r.keda_best));
-    std::snprintf(buf, sizeof buf, "cost at equal SLO: %.2f (warmpool GPU-h / KEDA GPU-h)\n",
-                  r.keda_best.gpu_h > 0 ? r.recommended.gpu_h / r.keda_best.gpu_h : 0.0);
+    std::snprintf(buf, sizeof buf,
+                  "cost at equal SLO: %.2f (warmpool GPU-h / KEDA GPU-h, median over the seeds)\n",
+                  r.cost_at_equal_slo);
   } else {
     std::snprintf(buf, sizeof buf,
-                  "KEDA at the same SLO: none of %zu grid configurations has p95 <= %.0f s "
-                  "without kills\ncost at equal SLO: n/a (no KEDA configuration meets it)\n",
+                  "KEDA at the same SLO: none of %zu grid configurations waits no longer than "
+                  "the recommendation (p95 %.0f s) without kills\ncost at equal SLO: n/a (no KEDA "
+                  "configuration meets it)\n",
                   r.keda.size(), r.recommended.p95);
   }
   s.append(buf);
@@ -87,7 +89,7 @@ std::string TuneReportJson(const TuneResult& r) {
   j["recommended"] = PointJson(r.recommended);
   if (r.keda_found) {
     j["kedaAtSlo"] = PointJson(r.keda_best);
-    j["costAtEqualSlo"] = r.keda_best.gpu_h > 0 ? r.recommended.gpu_h / r.keda_best.gpu_h : 0.0;
+    j["costAtEqualSlo"] = r.cost_at_equal_slo;
   } else {
     j["kedaAtSlo"] = nullptr;
     j["costAtEqualSlo"] = nullptr;

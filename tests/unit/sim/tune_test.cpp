@@ -54,6 +54,25 @@ TEST_CASE("CheapestAtSlo takes the cheapest point within the p95 limit that kill
   CHECK(CheapestAtSlo(pts, 100) == nullptr);
 }
 
+TEST_CASE("KEDA at the same SLO is compared with the recommendation seed by seed", "[sim][tune]") {
+  // The recommendation waits less than KEDA on 4 seeds of 5; KEDA's fast seed is the
+  // recommendation's slow one, so the medians alone (790 < 826) would call KEDA as fast.
+  const TunePoint rec = Aggregate(
+      "rec", {{2.70, 848, 0}, {2.64, 719, 0}, {2.65, 635, 0}, {3.08, 1031, 0}, {2.75, 826, 0}});
+  const TunePoint keda = Aggregate(
+      "keda", {{2.65, 858, 0}, {2.53, 749, 0}, {2.61, 655, 0}, {2.97, 1051, 0}, {2.62, 790, 0}});
+  CHECK(keda.p95 < rec.p95);
+  CHECK(P95Difference(keda, rec) == 20);  // median of +10, +30, +20, +20, -36
+  CHECK(CheapestNoSlowerThan({keda}, rec) == nullptr);
+  const TunePoint slower_everywhere = Aggregate(
+      "rec2", {{2.70, 868, 0}, {2.64, 769, 0}, {2.65, 675, 0}, {3.08, 1071, 0}, {2.75, 800, 0}});
+  REQUIRE(CheapestNoSlowerThan({keda}, slower_everywhere) != nullptr);
+  CHECK(GpuHoursRatio(slower_everywhere, keda) == Approx(3.08 / 2.97));  // median per-seed ratio
+  // Points without per-seed figures compare their medians.
+  CHECK(P95Difference(Pt("a", 1, 300, 0), Pt("b", 1, 200, 0)) == 100);
+  CHECK(GpuHoursRatio(Pt("a", 3, 1, 0), Pt("b", 2, 1, 0)) == Approx(1.5));
+}
+
 TEST_CASE("Aggregate takes medians of GPU-h and p95 and the worst kills", "[sim][tune]") {
   SeedFigures a, b, c;
   a.gpu_h = 3;
@@ -141,8 +160,9 @@ TEST_CASE("RunTune recommends the cheapest candidate at the default's p95", "[si
   CHECK(r.recommended.gpu_h <= r.default_point.gpu_h);
   CHECK(r.recommended.p95 <= r.slo_p95);
   if (r.keda_found) {
-    CHECK(r.keda_best.p95 <= r.recommended.p95);
+    CHECK(r.keda_best.p95 <= r.recommended.p95);  // one seed: paired = medians
     CHECK(r.keda_best.killed == 0);
+    CHECK(r.cost_at_equal_slo == Approx(r.recommended.gpu_h / r.keda_best.gpu_h));
   }
   const std::string table = TuneReportTable(r, "p.yaml");
   CHECK(table.find("Pareto front") != std::string::npos);
