@@ -111,12 +111,13 @@ def summary(out_dir, members, sweep, run_path, seeds=("1",)):
     return counts, judged
 
 
-def _with_grid(out_dir, members, run_path, seeds):
+def _with_grid(out_dir, members, run_path, seeds, grid_dir=None):
     """(member, {policy: Point} of its base runs, {configuration: Point} of its grid runs) for the
-    members whose warmpool and grid runs are there on every seed."""
+    members whose warmpool and grid runs are there on every seed (the grid's in grid_dir, default
+    out_dir)."""
     for w in members:
         base = pareto.summarize(_by_policy(out_dir, "base", w, seeds, run_path))
-        grid = _by_policy(out_dir, "grid", w, seeds, run_path)
+        grid = _by_policy(grid_dir or out_dir, "grid", w, seeds, run_path)
         if "warmpool" in base and grid:
             yield w, base, pareto.grid_points(grid)
 
@@ -126,11 +127,12 @@ def _wide(point, dominating, margin):
     return any(pareto.gpuh_ratio(point, q) > 1 + margin for q in dominating)
 
 
-def grid_summary(out_dir, members, run_path, seeds=("1",)):
+def grid_summary(out_dir, members, run_path, seeds=("1",), grid_dir=None):
     """[(function, warmpool, cost at equal SLO or None, cheapest dominating config or None,
-    warmpool-prewarm-off or None)] of the members whose warmpool and grid runs are there."""
+    warmpool-prewarm-off or None)] of the members whose warmpool and grid runs are there (the
+    grid's in grid_dir, default out_dir)."""
     out = []
-    for w, base, grid in _with_grid(out_dir, members, run_path, seeds):
+    for w, base, grid in _with_grid(out_dir, members, run_path, seeds, grid_dir):
         wp, points = base["warmpool"], list(grid.values())
         ratio, _ = pareto.cost_at_equal_slo(wp, points)
         dom = pareto.dominating(wp, points)

@@ -170,13 +170,19 @@ def run_all(sim, out_dir, seeds, parallel, resume=False):
     # Longest runs (W3, then W5) first so the parallel runs finish together.
     order = {"W3": 0, "weekly": 0, "drift": 0, "W5": 1, "office": 1, "W2": 2, "W4": 3, "W1": 4}
     jobs.sort(key=lambda j: (order.get(j[1], 2), j[0] != "grid"))
+    run_jobs(sim, out_dir, out_dir, jobs, parallel, resume)
 
+
+def run_jobs(sim, workload_dir, out_dir, jobs, parallel, resume=False):
+    """Runs (kind, workload, seed, extra args) jobs on `parallel` threads, the workloads imported
+    in workload_dir, each run's JSON written to its run_path in out_dir (with resume, a run whose
+    JSON is there is kept)."""
     def run(job):
         kind, w, s, extra = job
         out = run_path(out_dir, kind, w, s)
         if resume and os.path.exists(out):
             return
-        args = [sim, "run", "--workload", workload_arg(out_dir, w, s), "--seed", s,
+        args = [sim, "run", "--workload", workload_arg(workload_dir, w, s), "--seed", s,
                 "--format", "json"] + extra
         with open(out + ".tmp", "w") as f:
             subprocess.run(args, stdout=f, check=True)
