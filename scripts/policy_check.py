@@ -3,7 +3,8 @@
 every workload and population member of a scaling report's out-dir (its seeds and imported
 traces), and prints, by the report's own rules (scaling_pareto: seed by seed), what the Targets
 table would say: GPU-h, p95 wait, tasks killed or requeued, reversals per hour, cost at equal SLO
-and the grid configurations that dominate warmpool; then the population's dominated count. The
+and the grid configurations that dominate warmpool; then the dominated count of the population
+and of the held-out windows. The
 KEDA grid does not depend on the policy, so the report's grid runs are reused as they are.
 
 Usage: scripts/policy_check.py --sim NEW-warmpool-sim --report-dir OUT_DIR [--out-dir DIR]
@@ -21,15 +22,22 @@ import scaling_population as population
 import scaling_report as report
 
 
-def jobs(seeds, meta):
-    """warmpool's run (kind "base") of every workload and population member on each seed."""
+def jobs(seeds, meta, report_dir):
+    """warmpool's run (kind "base") of every workload and population member on each seed (the
+    held-out windows' members where the report imported them)."""
     extra = ["--policies", "warmpool"] + [a for m in meta for a in ("--meta", m)]
     out = [("base", w, s, extra) for w in filter(report.available, report.WORKLOADS)
            for s in report.seeds_of(w, seeds)]
-    out += [("base", population.PREFIX + fn, s, extra)
-            for fn in population.functions(report.TRACE_DATA)
-            for s in report.population_seeds(seeds)]
+    out += [("base", w, s, extra) for w in population_members()
+            for s in report.population_seeds(seeds)
+            if os.path.exists(population.workload_csv(report_dir, w, s))]
     return out
+
+
+def population_members():
+    """The population's members, then the held-out windows'."""
+    return [population.PREFIX + fn for fn in population.functions(report.TRACE_DATA)] + \
+        population.held_out_members(report.TRACE_DATA)
 
 
 def workload_lines(out_dir, report_dir, seeds):
@@ -50,15 +58,22 @@ def workload_lines(out_dir, report_dir, seeds):
 
 
 def population_lines(out_dir, report_dir, seeds, margin=0.02):
-    """The population's figures (scaling_population.grid_summary) of warmpool's runs in out_dir
-    against the grid's in report_dir, and the functions dominated by more than `margin`."""
+    """The figures (scaling_population.grid_summary) of warmpool's runs in out_dir against the
+    grid's in report_dir, for the population and for the held-out windows (of a report that ran
+    them), and the functions dominated by more than `margin`."""
     members = [population.PREFIX + fn for fn in population.functions(report.TRACE_DATA)]
+    return _judged_lines("population", out_dir, report_dir, members, seeds, margin) + \
+        _judged_lines("held out", out_dir, report_dir,
+                      population.held_out_members(report.TRACE_DATA), seeds, margin)
+
+
+def _judged_lines(label, out_dir, report_dir, members, seeds, margin):
     rows = population.grid_summary(out_dir, members, report.run_path, seeds, report_dir)
     if not rows:
         return []
     dominated = [(pareto.gpuh_ratio(wp, d), fn, d) for fn, wp, _, d, _ in rows if d]
     wide = [d for d in dominated if d[0] > 1 + margin]
-    lines = [f"population: {len(rows)} functions, {sum(r[1].gpuh for r in rows):.1f} GPU-h, "
+    lines = [f"{label}: {len(rows)} functions, {sum(r[1].gpuh for r in rows):.1f} GPU-h, "
              f"median p95 {statistics.median(r[1].p95 for r in rows):.0f} s, dominated on "
              f"{len(dominated)} ({len(wide)} by more than {100 * margin:.0f} % of GPU-h)"]
     lines += [f"  {fn} {ratio:.2f}x {best.name}" for ratio, fn, best in sorted(wide, reverse=True)]
@@ -78,8 +93,8 @@ def main():
     out_dir = args.out_dir or tempfile.mkdtemp()
     os.makedirs(out_dir, exist_ok=True)
     print(f"policy-check: runs in {out_dir}", file=sys.stderr)
-    report.run_jobs(args.sim, args.report_dir, out_dir, jobs(seeds, args.meta), args.jobs,
-                    resume=True)
+    report.run_jobs(args.sim, args.report_dir, out_dir, jobs(seeds, args.meta, args.report_dir),
+                    args.jobs, resume=True)
     print("\n".join(workload_lines(out_dir, args.report_dir, seeds) +
                     population_lines(out_dir, args.report_dir, seeds)))
 

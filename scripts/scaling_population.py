@@ -8,6 +8,11 @@ run with and without, judged at equal p95 against the policy without it swept ov
 settings as the report's workloads (scaling_pareto.rule_verdict). Each grid configuration is
 also judged set once for every function, as a team sets one ScaledObject for all its queues,
 against warmpool's default set once (fixed_summary).
+
+The rest of the day is held out: the functions the same rule picks in each later 8-hour window
+(HELD_OUT_HOURS), imported from that window, judged against the grid the same way
+(held_out_values). No setting of the policy was developed on them, so they check whether what
+holds on the first window holds on data nobody looked at.
 """
 import collections
 import csv
@@ -20,18 +25,35 @@ import scaling_pareto as pareto
 
 PREFIX = "azfpop-"
 MIN_CALLS, MAX_CALLS, WINDOW_MINUTES = 8, 20000, 8 * 60
+HELD_OUT_HOURS = (8, 16)  # the later windows' start hours; their members are "azfNN-<function>"
 INVOCATIONS = os.path.join("azure_functions_2019_fullday", "400_inv.csv")
 
 
-def functions(trace_dir):
-    """The 12-character HashFunction prefixes of the population, in file order ([] without data)."""
+def held_out_prefix(hour):
+    """The member prefix of the window starting `hour` hours into the day."""
+    return f"azf{hour:02d}-"
+
+
+def is_member(w):
+    """w names a function of the population or of a held-out window."""
+    return w.startswith((PREFIX,) + tuple(held_out_prefix(h) for h in HELD_OUT_HOURS))
+
+
+def function_of(w):
+    """The function (HashFunction prefix) of member w."""
+    return w.split("-", 1)[1]
+
+
+def functions(trace_dir, start_hour=0):
+    """The 12-character HashFunction prefixes chosen by the rule in the window starting
+    `start_hour` hours into the day, in file order ([] without data)."""
     path = os.path.join(trace_dir, INVOCATIONS)
     if not os.path.exists(path):
         return []
     out = []
     with open(path, newline="") as f:
         rows = csv.reader(f)
-        first = next(rows).index("minute_1")
+        first = next(rows).index("minute_1") + start_hour * 60
         for r in rows:
             calls = sum(int(x) for x in r[first:first + WINDOW_MINUTES])
             if MIN_CALLS <= calls <= MAX_CALLS:
@@ -44,13 +66,16 @@ def workload_csv(out_dir, w, s="1"):
     return os.path.join(out_dir, f"trace-{w}-{s}.csv")
 
 
-def import_all(sim, out_dir, trace_dir, azf_args, seeds=("1",)):
-    """Imports every function of the population once per seed; returns the member names."""
-    members = [PREFIX + fn for fn in functions(trace_dir)]
+def import_all(sim, out_dir, trace_dir, azf_args, seeds=("1",), start_hour=0):
+    """Imports every function of the population (with start_hour, of the held-out window starting
+    then) once per seed; returns the member names."""
+    prefix = held_out_prefix(start_hour) if start_hour else PREFIX
+    window = ["--start-hour", str(start_hour), "--hours", str(WINDOW_MINUTES // 60)]
+    members = [prefix + fn for fn in functions(trace_dir, start_hour)]
     for w in members:
-        args = [a.replace("{T}", trace_dir) for a in azf_args]
+        args = [a.replace("{T}", trace_dir) for a in azf_args] + (window if start_hour else [])
         for s in seeds:
-            subprocess.run([sim, "import"] + args + ["--function", w[len(PREFIX):], "--seed", s,
+            subprocess.run([sim, "import"] + args + ["--function", function_of(w), "--seed", s,
                                                      "--out", workload_csv(out_dir, w, s)],
                            check=True, stderr=subprocess.DEVNULL)
     return members
@@ -81,6 +106,22 @@ def jobs(members, sweep, grid, out_dir, seeds=("1",)):
     return out
 
 
+def held_out_members(trace_dir):
+    """The members of every held-out window."""
+    return [held_out_prefix(h) + fn for h in HELD_OUT_HOURS for fn in functions(trace_dir, h)]
+
+
+def held_out_jobs(sim, out_dir, trace_dir, azf_args, grid, seeds=("1",)):
+    """Imports every held-out window's functions once per seed (import_all) and returns their
+    (kind, workload, seed, extra args) runs: warmpool (with and without the learned pre-warm) and
+    the KEDA grid (grid: its run arguments)."""
+    members = [w for h in HELD_OUT_HOURS
+               for w in import_all(sim, out_dir, trace_dir, azf_args, seeds, start_hour=h)]
+    return [job for w in members for s in seeds
+            for job in (("base", w, s, ["--policies", "warmpool,warmpool-prewarm-off"]),
+                        ("grid", w, s, grid))]
+
+
 def _by_policy(out_dir, kind, w, seeds, run_path):
     """{policy: [its result on each seed, tagged with the seed]} of member w's runs of `kind`
     ({} when a seed's run is missing: a member is judged on all the seeds or not at all)."""
@@ -107,7 +148,7 @@ def summary(out_dir, members, sweep, run_path, seeds=("1",)):
                                 "warmpool-prewarm-off", sweep)
         verdict, ratio, _ = pareto.rule_verdict(on, off, settings)
         counts[verdict] += 1
-        judged.append((w[len(PREFIX):], verdict, ratio, on, off))
+        judged.append((function_of(w), verdict, ratio, on, off))
     return counts, judged
 
 
@@ -136,7 +177,7 @@ def grid_summary(out_dir, members, run_path, seeds=("1",), grid_dir=None):
         wp, points = base["warmpool"], list(grid.values())
         ratio, _ = pareto.cost_at_equal_slo(wp, points)
         dom = pareto.dominating(wp, points)
-        out.append((w[len(PREFIX):], wp, ratio, min(dom, key=lambda p: p.gpuh) if dom else None,
+        out.append((function_of(w), wp, ratio, min(dom, key=lambda p: p.gpuh) if dom else None,
                     base.get("warmpool-prewarm-off")))
     return out
 
@@ -183,7 +224,7 @@ def stated_values(out_dir, members, run_path, margin=0.02, top=3, seeds=("1",)):
     for w, base, grid in _with_grid(out_dir, members, run_path, seeds):
         t = pareto.summarize(_by_policy(out_dir, "stated", w, seeds, run_path)).get("warmpool")
         if t is not None:
-            rows.append(_Told(w[len(PREFIX):], t, base["warmpool"],
+            rows.append(_Told(function_of(w), t, base["warmpool"],
                               pareto.dominating(t, list(grid.values()))))
     if not rows:
         return {}
@@ -307,3 +348,20 @@ def fixed_values(rows, keda_rows=5):
             "pop_fixed_least_churning": str(min(r.churning for r in clean)),
             "pop_fixed_cheaper": _count(sum(1 for r in clean if r.gpuh < wp.gpuh)),
             "pop_fixed_faster": _count(sum(1 for r in clean if r.p95 < wp.p95))}
+
+
+def held_out_values(out_dir, trace_dir, run_path, seeds=("1",), margin=0.02, top=3):
+    """The template's held_* values of the held-out members: grid_values' and fixed_values'
+    figures under the held_ prefix, the windows, and the `top` functions a grid configuration
+    dominates warmpool on by the widest margin."""
+    members = held_out_members(trace_dir)
+    rows = grid_summary(out_dir, members, run_path, seeds)
+    if not rows:
+        return {}
+    figures = {**grid_values(rows, margin),
+               **fixed_values(fixed_summary(out_dir, members, run_path, margin, seeds))}
+    v = {"held_" + k[len("pop_"):]: x for k, x in figures.items()}
+    dominated = sorted((pareto.gpuh_ratio(wp, d), fn) for fn, wp, _, d, _ in rows if d)[::-1]
+    v["held_top"] = ", ".join(f"`{fn}` ({ratio:.2f}×)" for ratio, fn in dominated[:top]) or "none"
+    v["held_windows"] = " and ".join(f"{h}–{h + WINDOW_MINUTES // 60} h" for h in HELD_OUT_HOURS)
+    return v

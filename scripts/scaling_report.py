@@ -82,7 +82,7 @@ def available(w):
 
 def workload_arg(out_dir, w, s):
     """--workload for one run: the generator's name, or the trace imported for seed s."""
-    if w.startswith(population.PREFIX):
+    if population.is_member(w):
         return population.workload_csv(out_dir, w, s)
     return os.path.join(out_dir, f"trace-{w}-{s}.csv") if WORKLOADS[w].source else w
 COST_TARGET = {"bursty": 0.7, "steady": 0.95}
@@ -167,6 +167,7 @@ def run_all(sim, out_dir, seeds, parallel, resume=False):
     jobs = job_list(seeds)
     members = population.import_all(sim, out_dir, TRACE_DATA, AZF, population_seeds(seeds))
     jobs += population.jobs(members, SWEEP, GRID, out_dir, population_seeds(seeds))
+    jobs += population.held_out_jobs(sim, out_dir, TRACE_DATA, AZF, GRID, population_seeds(seeds))
     # Longest runs (W3, then W5) first so the parallel runs finish together.
     order = {"W3": 0, "weekly": 0, "drift": 0, "W5": 1, "office": 1, "W2": 2, "W4": 3, "W1": 4}
     jobs.sort(key=lambda j: (order.get(j[1], 2), j[0] != "grid"))
@@ -545,6 +546,7 @@ def figures(runs, commit, es):
     v.update(population.fixed_values(population.fixed_summary(runs.out_dir, members, run_path,
                                                               seeds=pop_seeds)))
     v.update(population.stated_values(runs.out_dir, members, run_path, seeds=pop_seeds))
+    v.update(population.held_out_values(runs.out_dir, TRACE_DATA, run_path, seeds=pop_seeds))
     return v
 
 

@@ -50,6 +50,7 @@ class PolicyCheck(unittest.TestCase):
                         ",".join(f"minute_{i}" for i in range(1, 1441)) + "\n")
                 for h in ("a" * 64, "b" * 64):
                     f.write(f"{h},o,a,10" + ",0" * 1439 + "\n")
+                f.write("c" * 64 + ",o,a" + ",0" * 500 + ",10" + ",0" * 939 + "\n")  # held out
             saved, report.TRACE_DATA = report.TRACE_DATA, trace
             try:
                 for s in ("1", "2"):
@@ -60,12 +61,34 @@ class PolicyCheck(unittest.TestCase):
                     write(out, "base", "azfpop-" + "b" * 12, s, [result("warmpool", 1, 30)])
                     write(rep, "grid", "azfpop-" + "b" * 12, s,
                           [result("keda-ll2-cd60-pi10-g30", 4, 400)])
+                    # c (minute 501: the 8-16 h window): ll2 bills 10 % less, 1 s faster.
+                    write(out, "base", "azf08-" + "c" * 12, s, [result("warmpool", 2, 100)])
+                    write(rep, "grid", "azf08-" + "c" * 12, s,
+                          [result("keda-ll2-cd60-pi10-g30", 1.8, 99)])
                 lines = policy_check.population_lines(out, rep, ["1", "2"])
             finally:
                 report.TRACE_DATA = saved
             self.assertEqual(lines, [
                 "population: 2 functions, 6.0 GPU-h, median p95 215 s, dominated on 1 (1 by "
-                "more than 2 % of GPU-h)", "  aaaaaaaaaaaa 1.25x keda-ll2-cd60-pi10-g30"])
+                "more than 2 % of GPU-h)", "  aaaaaaaaaaaa 1.25x keda-ll2-cd60-pi10-g30",
+                "held out: 1 functions, 2.0 GPU-h, median p95 100 s, dominated on 1 (1 by "
+                "more than 2 % of GPU-h)", "  cccccccccccc 1.11x keda-ll2-cd60-pi10-g30"])
+
+    def test_runs_held_out_members_only_where_the_report_imported_them(self):
+        with tempfile.TemporaryDirectory() as trace, tempfile.TemporaryDirectory() as rep:
+            os.makedirs(os.path.join(trace, "azure_functions_2019_fullday"))
+            with open(os.path.join(trace, population.INVOCATIONS), "w") as f:
+                f.write("HashFunction,HashOwner,HashApp," +
+                        ",".join(f"minute_{i}" for i in range(1, 1441)) + "\n")
+                f.write("c" * 64 + ",o,a" + ",0" * 500 + ",10" + ",0" * 939 + "\n")
+            open(population.workload_csv(rep, "azf08-" + "c" * 12, "1"), "w").close()
+            saved, report.TRACE_DATA = report.TRACE_DATA, trace
+            try:
+                held = [(w, s) for k, w, s, _ in policy_check.jobs(["1", "2"], [], rep)
+                        if w.startswith("azf08-")]
+            finally:
+                report.TRACE_DATA = saved
+            self.assertEqual(held, [("azf08-" + "c" * 12, "1")])
 
 
 if __name__ == "__main__":

@@ -36,6 +36,20 @@ class Selection(unittest.TestCase):
             })
             self.assertEqual(pop.functions(d), ["a" * 12, "c" * 12])
 
+    def test_a_held_out_window_counts_its_own_8_hours(self):
+        with tempfile.TemporaryDirectory() as d:
+            write_invocations(d, {
+                "a" * 64: {0: 8},                 # only in the first window
+                "b" * 64: {480: 8, 959: 1},       # minutes 481-960: the 8-16 h window
+                "c" * 64: {960: 8},               # the 16-24 h window
+            })
+            self.assertEqual(pop.functions(d, 8), ["b" * 12])
+            self.assertEqual(pop.functions(d, 16), ["c" * 12])
+            self.assertEqual(pop.held_out_members(d), ["azf08-" + "b" * 12, "azf16-" + "c" * 12])
+            self.assertTrue(pop.is_member("azf16-" + "c" * 12))
+            self.assertFalse(pop.is_member("azf-b7cab8f7"))  # a report workload, not a member
+            self.assertEqual(pop.function_of("azf08-" + "b" * 12), "b" * 12)
+
     def test_no_trace_no_population(self):
         with tempfile.TemporaryDirectory() as d:
             self.assertEqual(pop.functions(d), [])
@@ -111,6 +125,26 @@ class Summary(unittest.TestCase):
             self.assertIn("| `x` | 10.00 / 100 | `keda-ll5-cd60-pi10-g30` | 9.00 / 100 | 1.11× "
                           "| 9.50 / 100 |", v["pop_grid_rows"])
             self.assertNotIn("`z`", v["pop_grid_rows"])
+
+    def test_judges_the_held_out_windows_as_the_population(self):
+        with tempfile.TemporaryDirectory() as trace, tempfile.TemporaryDirectory() as d:
+            write_invocations(trace, {"b" * 64: {480: 8}, "c" * 64: {960: 8}})
+            b, c = "azf08-" + "b" * 12, "azf16-" + "c" * 12
+            self.write_runs(d, {
+                # b: ll5 bills 20 % less at the same p95 and dominates; c: nothing as fast.
+                ("base", b): [self.result("warmpool", 10, 100)],
+                ("grid", b): [self.result("keda-ll5-cd60-pi10-g30", 8, 100)],
+                ("base", c): [self.result("warmpool", 2, 50)],
+                ("grid", c): [self.result("keda-ll5-cd60-pi10-g30", 3, 70)],
+            })
+            v = pop.held_out_values(d, trace, self.path)
+            self.assertEqual((v["held_grid_n"], v["held_grid_dominated"], v["held_grid_wide"]),
+                             ("2", "1", "1"))
+            self.assertEqual(v["held_top"], "`bbbbbbbbbbbb` (1.25×)")
+            self.assertEqual(v["held_windows"], "8–16 h and 16–24 h")
+            self.assertEqual(v["held_fixed_cheapest"], "`keda-ll5-cd60-pi10-g30`")
+            self.assertEqual(v["held_fixed_cheapest_ratio"], "0.92")  # 11 GPU-h against 12
+            self.assertEqual(pop.held_out_values(d, d, self.path), {})  # no trace: no members
 
     def test_judges_one_configuration_for_every_member(self):
         with tempfile.TemporaryDirectory() as d:
