@@ -27,7 +27,8 @@ double Median(std::vector<double> v) {
   return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
-constexpr const char* kSweptKeys[] = {"targetWaitSeconds", "prewarm", "forecast", "keepAlive"};
+constexpr const char* kSweptKeys[] = {"targetWaitSeconds", "prewarm", "forecast", "keepAlive",
+                                      "taskSeconds"};
 
 std::map<std::string, std::string> Swept(const std::map<std::string, std::string>& meta) {
   std::map<std::string, std::string> out;
@@ -156,26 +157,41 @@ TunePoint Aggregate(const std::string& name, const std::vector<SeedFigures>& per
 }
 
 std::vector<std::map<std::string, std::string>> WarmpoolCandidates(
-    const std::map<std::string, std::string>& base, int64_t cold_start_s) {
+    const std::map<std::string, std::string>& base, int64_t cold_start_s, double task_seconds) {
   std::map<std::string, std::string> common = base;
   common.erase("drainSeconds");
+  std::vector<std::string> stated = {""};  // "": taskSeconds left as the user's --meta has it
+  if (task_seconds > 0 && !base.count("taskSeconds")) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.4g", task_seconds);
+    stated.emplace_back(buf);
+  }
   std::vector<std::map<std::string, std::string>> out;
   for (double factor : {1.1, 1.25, 1.5, 2.0, 3.0, 4.0}) {
     const auto target = static_cast<int64_t>(std::lround(factor * double(cold_start_s)));
     for (const char* prewarm : {"histogram", "off"}) {
       for (const char* forecast : {"shadow", "on"}) {
-        for (const char* keep : {"auto", "120", "600"}) {
-          auto m = common;
-          m["targetWaitSeconds"] = std::to_string(std::max<int64_t>(target, 1));
-          m["prewarm"] = prewarm;
-          m["forecast"] = forecast;
-          m["keepAlive"] = keep;
-          out.push_back(std::move(m));
+        for (const char* keep : {"auto", "120", "600", "1800"}) {
+          for (const std::string& task : stated) {
+            auto m = common;
+            m["targetWaitSeconds"] = std::to_string(std::max<int64_t>(target, 1));
+            m["prewarm"] = prewarm;
+            m["forecast"] = forecast;
+            m["keepAlive"] = keep;
+            if (!task.empty()) m["taskSeconds"] = task;
+            out.push_back(std::move(m));
+          }
         }
       }
     }
   }
   return out;
+}
+
+double MeanTaskSeconds(const Workload& w) {
+  double sum = 0;
+  for (const Task& t : w.tasks) sum += t.duration_s;
+  return w.tasks.empty() ? 0 : sum / static_cast<double>(w.tasks.size());
 }
 
 std::map<std::string, std::string> DefaultCandidate(const std::map<std::string, std::string>& base,
@@ -202,6 +218,9 @@ std::string CandidateName(const std::map<std::string, std::string>& meta) {
   s.append(" prewarm=").append(Get(meta, "prewarm"));
   s.append(" forecast=").append(Get(meta, "forecast"));
   s.append(" keepAlive=").append(Get(meta, "keepAlive"));
+  if (const std::string task = Get(meta, "taskSeconds"); !task.empty()) {
+    s.append(" taskSeconds=").append(task);
+  }
   return s;
 }
 
@@ -246,7 +265,7 @@ Status RunTune(const TuneOptions& o, std::ostream& log, TuneResult* out) {
                                     [](const PolicySpec& p) { return p.name == "warmpool"; });
   if (shipped == defaults.end()) return Status::InvalidArgument("no warmpool policy to tune");
   const PolicySpec base = *shipped;  // warmpool as manifests/base ships it, with the user's --meta
-  const auto candidates = WarmpoolCandidates(base.meta, cold);
+  const auto candidates = WarmpoolCandidates(base.meta, cold, MeanTaskSeconds(w0));
   const auto default_meta = DefaultCandidate(base.meta, cold);
   const std::vector<PolicySpec> grid = KedaGrid(w0, o.cluster);
   std::vector<PolicySpec> specs;

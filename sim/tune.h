@@ -67,10 +67,15 @@ TunePoint Aggregate(const std::string& name, const std::vector<SeedFigures>& per
 
 // warmpool's keys the tuner sweeps, over `base` (the user's --meta): targetWaitSeconds =
 // coldStartSeconds x {1.1, 1.25, 1.5, 2, 3, 4} (rounded) x prewarm histogram/off x forecast
-// shadow/on x keepAlive auto/120/600. drainSeconds is dropped (it and targetWaitSeconds are
-// exclusive). Pure.
+// shadow/on x keepAlive auto/120/600/1800 (up to twice the longest cooldownPeriod of the KEDA
+// grid) x, when `task_seconds` > 0 and `base` states none, taskSeconds unset/`task_seconds` (the
+// workload's own mean duration: what a fresh scaler does not know before its first tasks end).
+// drainSeconds is dropped (it and targetWaitSeconds are exclusive). Pure.
 std::vector<std::map<std::string, std::string>> WarmpoolCandidates(
-    const std::map<std::string, std::string>& base, int64_t cold_start_s);
+    const std::map<std::string, std::string>& base, int64_t cold_start_s, double task_seconds = 0);
+
+// The mean task duration of a workload (0 without tasks). Pure.
+double MeanTaskSeconds(const Workload& w);
 
 // The candidate that stands for "as shipped" among WarmpoolCandidates: targetWaitSeconds 1.5 x
 // coldStartSeconds (the `auto` rule), prewarm histogram, forecast shadow, keepAlive auto.
@@ -81,7 +86,7 @@ std::map<std::string, std::string> DefaultCandidate(const std::map<std::string, 
 int64_t SweptDistance(const std::map<std::string, std::string>& meta,
                       const std::map<std::string, std::string>& reference);
 
-// "T450 prewarm=histogram forecast=shadow keepAlive=auto". Pure.
+// "T450 prewarm=histogram forecast=shadow keepAlive=auto" (+ " taskSeconds=S" when set). Pure.
 std::string CandidateName(const std::map<std::string, std::string>& meta);
 
 // A kustomize JSON6902 patch (YAML list of `add` ops, values quoted strings) setting the

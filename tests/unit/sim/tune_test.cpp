@@ -94,7 +94,7 @@ TEST_CASE("The candidates sweep the four keys from the cold start and drop drain
   const std::map<std::string, std::string> base = {
       {"coldStartSeconds", "200"}, {"drainSeconds", "60"}, {"queues", "gpu"}};
   const auto cands = WarmpoolCandidates(base, 200);
-  CHECK(cands.size() == 6u * 2 * 2 * 3);
+  CHECK(cands.size() == 6u * 2 * 2 * 4);
   std::set<std::string> targets, names;
   for (const auto& m : cands) {
     CHECK(m.count("drainSeconds") == 0);
@@ -112,6 +112,33 @@ TEST_CASE("The candidates sweep the four keys from the cold start and drop drain
   other["forecast"] = "on";
   other["queues"] = "cpu";  // not a swept key
   CHECK(SweptDistance(other, def) == 1);
+}
+
+TEST_CASE("The candidates also state the workload's mean duration unless the user did",
+          "[sim][tune]") {
+  const std::map<std::string, std::string> base = {{"coldStartSeconds", "300"}};
+  const auto cands = WarmpoolCandidates(base, 300, 2.80249);
+  CHECK(cands.size() == 6u * 2 * 2 * 4 * 2);
+  size_t stated = 0;
+  for (const auto& m : cands) {
+    if (m.count("taskSeconds") == 0) continue;
+    ++stated;
+    CHECK(m.at("taskSeconds") == "2.802");
+    CHECK(CandidateName(m).ends_with(" taskSeconds=2.802"));
+    CHECK(SweptDistance(m, DefaultCandidate(base, 300)) >= 1);
+  }
+  CHECK(stated == cands.size() / 2);
+  auto told = base;
+  told["taskSeconds"] = "40";  // the user's own: kept fixed, not swept
+  const auto kept = WarmpoolCandidates(told, 300, 2.8);
+  CHECK(kept.size() == 6u * 2 * 2 * 4);
+  for (const auto& m : kept) CHECK(m.at("taskSeconds") == "40");
+  Workload w;
+  CHECK(MeanTaskSeconds(w) == 0);
+  w.tasks.resize(2);
+  w.tasks[0].duration_s = 1;
+  w.tasks[1].duration_s = 4;
+  CHECK(MeanTaskSeconds(w) == Approx(2.5));
 }
 
 TEST_CASE("The patch sets the swept keys on trigger 0 as quoted strings", "[sim][tune]") {
@@ -151,7 +178,7 @@ TEST_CASE("RunTune recommends the cheapest candidate at the default's p95", "[si
   std::ostringstream log;
   TuneResult r;
   REQUIRE(RunTune(o, log, &r).ok());
-  CHECK(r.warmpool.size() == 72);
+  CHECK(r.warmpool.size() == 6u * 2 * 2 * 4 * 2);  // taskSeconds unset or the mean, 120 s
   CHECK_FALSE(r.keda.empty());
   CHECK_FALSE(r.front.empty());
   CHECK(r.default_point.name == "T450 prewarm=histogram forecast=shadow keepAlive=auto");
