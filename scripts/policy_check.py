@@ -36,8 +36,7 @@ def jobs(seeds, meta, report_dir):
 
 def population_members():
     """The population's members, then the held-out windows'."""
-    return [population.PREFIX + fn for fn in population.functions(report.TRACE_DATA)] + \
-        population.held_out_members(report.TRACE_DATA)
+    return population.members(report.TRACE_DATA) + population.held_out_members(report.TRACE_DATA)
 
 
 def workload_lines(out_dir, report_dir, seeds):
@@ -61,8 +60,8 @@ def population_lines(out_dir, report_dir, seeds, margin=0.02):
     """The figures (scaling_population.grid_summary) of warmpool's runs in out_dir against the
     grid's in report_dir, for the population and for the held-out windows (of a report that ran
     them), and the functions dominated by more than `margin`."""
-    members = [population.PREFIX + fn for fn in population.functions(report.TRACE_DATA)]
-    return _judged_lines("population", out_dir, report_dir, members, seeds, margin) + \
+    return _judged_lines("population", out_dir, report_dir, population.members(report.TRACE_DATA),
+                         seeds, margin) + \
         _judged_lines("held out", out_dir, report_dir,
                       population.held_out_members(report.TRACE_DATA), seeds, margin)
 

@@ -29,14 +29,15 @@ HELD_OUT_HOURS = (8, 16)  # the later windows' start hours; their members are "a
 INVOCATIONS = os.path.join("azure_functions_2019_fullday", "400_inv.csv")
 
 
-def held_out_prefix(hour):
-    """The member prefix of the window starting `hour` hours into the day."""
-    return f"azf{hour:02d}-"
+def member_prefix(start_hour=0):
+    """The member prefix of the window starting `start_hour` hours into the day: PREFIX for the
+    population's own window, "azfNN-" for a held-out one."""
+    return f"azf{start_hour:02d}-" if start_hour else PREFIX
 
 
 def is_member(w):
     """w names a function of the population or of a held-out window."""
-    return w.startswith((PREFIX,) + tuple(held_out_prefix(h) for h in HELD_OUT_HOURS))
+    return w.startswith(tuple(member_prefix(h) for h in (0,) + HELD_OUT_HOURS))
 
 
 def function_of(w):
@@ -61,24 +62,33 @@ def functions(trace_dir, start_hour=0):
     return out
 
 
+def members(trace_dir, start_hour=0):
+    """The member names (member_prefix + function) of the window starting `start_hour` hours in."""
+    return [member_prefix(start_hour) + fn for fn in functions(trace_dir, start_hour)]
+
+
+def held_out_members(trace_dir):
+    """The members of every held-out window."""
+    return [w for h in HELD_OUT_HOURS for w in members(trace_dir, h)]
+
+
 def workload_csv(out_dir, w, s="1"):
-    """The CSV of population member w (PREFIX + function) imported for seed s."""
+    """The CSV of member w (member_prefix + function) imported for seed s."""
     return os.path.join(out_dir, f"trace-{w}-{s}.csv")
 
 
 def import_all(sim, out_dir, trace_dir, azf_args, seeds=("1",), start_hour=0):
     """Imports every function of the population (with start_hour, of the held-out window starting
     then) once per seed; returns the member names."""
-    prefix = held_out_prefix(start_hour) if start_hour else PREFIX
     window = ["--start-hour", str(start_hour), "--hours", str(WINDOW_MINUTES // 60)]
-    members = [prefix + fn for fn in functions(trace_dir, start_hour)]
-    for w in members:
-        args = [a.replace("{T}", trace_dir) for a in azf_args] + (window if start_hour else [])
+    chosen = members(trace_dir, start_hour)
+    for w in chosen:
+        args = [a.replace("{T}", trace_dir) for a in azf_args] + window
         for s in seeds:
             subprocess.run([sim, "import"] + args + ["--function", function_of(w), "--seed", s,
                                                      "--out", workload_csv(out_dir, w, s)],
                            check=True, stderr=subprocess.DEVNULL)
-    return members
+    return chosen
 
 
 def mean_duration(csv_path):
@@ -96,8 +106,7 @@ def jobs(members, sweep, grid, out_dir, seeds=("1",)):
     out = []
     for w in members:
         for s in seeds:
-            out.append(("base", w, s, ["--policies", "warmpool,warmpool-prewarm-off"]))
-            out.append(("grid", w, s, grid))
+            out += _judged_jobs(w, s, grid)
             stated = max(mean_duration(workload_csv(out_dir, w, s)), 0.001)  # taskSeconds > 0
             out.append(("stated", w, s, ["--policies", "warmpool",
                                           "--meta", f"taskSeconds={stated:.6g}"]))
@@ -106,20 +115,19 @@ def jobs(members, sweep, grid, out_dir, seeds=("1",)):
     return out
 
 
-def held_out_members(trace_dir):
-    """The members of every held-out window."""
-    return [held_out_prefix(h) + fn for h in HELD_OUT_HOURS for fn in functions(trace_dir, h)]
+def _judged_jobs(w, s, grid):
+    """The runs that judge member w on seed s against the grid: warmpool with and without the
+    learned pre-warm, and the KEDA grid (grid: its run arguments)."""
+    return [("base", w, s, ["--policies", "warmpool,warmpool-prewarm-off"]), ("grid", w, s, grid)]
 
 
 def held_out_jobs(sim, out_dir, trace_dir, azf_args, grid, seeds=("1",)):
     """Imports every held-out window's functions once per seed (import_all) and returns their
     (kind, workload, seed, extra args) runs: warmpool (with and without the learned pre-warm) and
     the KEDA grid (grid: its run arguments)."""
-    members = [w for h in HELD_OUT_HOURS
-               for w in import_all(sim, out_dir, trace_dir, azf_args, seeds, start_hour=h)]
-    return [job for w in members for s in seeds
-            for job in (("base", w, s, ["--policies", "warmpool,warmpool-prewarm-off"]),
-                        ("grid", w, s, grid))]
+    held = [w for h in HELD_OUT_HOURS
+            for w in import_all(sim, out_dir, trace_dir, azf_args, seeds, start_hour=h)]
+    return [job for w in held for s in seeds for job in _judged_jobs(w, s, grid)]
 
 
 def _by_policy(out_dir, kind, w, seeds, run_path):
@@ -354,12 +362,12 @@ def held_out_values(out_dir, trace_dir, run_path, seeds=("1",), margin=0.02, top
     """The template's held_* values of the held-out members: grid_values' and fixed_values'
     figures under the held_ prefix, the windows, and the `top` functions a grid configuration
     dominates warmpool on by the widest margin."""
-    members = held_out_members(trace_dir)
-    rows = grid_summary(out_dir, members, run_path, seeds)
+    held = held_out_members(trace_dir)
+    rows = grid_summary(out_dir, held, run_path, seeds)
     if not rows:
         return {}
     figures = {**grid_values(rows, margin),
-               **fixed_values(fixed_summary(out_dir, members, run_path, margin, seeds))}
+               **fixed_values(fixed_summary(out_dir, held, run_path, margin, seeds))}
     v = {"held_" + k[len("pop_"):]: x for k, x in figures.items()}
     dominated = sorted((pareto.gpuh_ratio(wp, d), fn) for fn, wp, _, d, _ in rows if d)[::-1]
     v["held_top"] = ", ".join(f"`{fn}` ({ratio:.2f}×)" for ratio, fn in dominated[:top]) or "none"

@@ -533,7 +533,7 @@ def figures(runs, commit, es):
     v["prewarm_rows"], gains = prewarm_rows(runs, base)
     v.update({f"{rule}_{k}": str(gains[f"{rule} {verdict}"]) for rule in ("histogram", "forecast")
               for k, verdict in (("gains", "gain"), ("losses", "loss"))})
-    members = [population.PREFIX + fn for fn in population.functions(TRACE_DATA)]
+    members = population.members(TRACE_DATA)
     pop_seeds = population_seeds(runs.seeds)
     counts, judged = population.summary(runs.out_dir, members, SWEEP, run_path, pop_seeds)
     if judged:
