@@ -4,12 +4,14 @@
 #include <atomic>
 #include <cmath>
 #include <cstdio>
+#include <iterator>
 #include <mutex>
 #include <thread>
 #include <tuple>
 
 #include "sim/keda_grid.h"
 #include "sim/policy_spec.h"
+#include "sim/shipped_settings.h"
 #include "sim/simulator.h"
 
 namespace warmpool::sim {
@@ -27,8 +29,10 @@ double Median(std::vector<double> v) {
   return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
-constexpr const char* kSweptKeys[] = {"targetWaitSeconds", "prewarm", "forecast", "keepAlive",
-                                      "taskSeconds"};
+constexpr const char* kSweptKeys[] = {"targetWaitSeconds", "prewarm",     "forecast",
+                                      "keepAlive",         "taskSeconds", kScaleDownWindowKey};
+
+const std::string kShippedWindow = std::to_string(shipped::kScaleDownStabilizationS);
 
 std::map<std::string, std::string> Swept(const std::map<std::string, std::string>& meta) {
   std::map<std::string, std::string> out;
@@ -63,6 +67,7 @@ Status SimulateAll(const std::vector<PolicySpec>& specs, const std::vector<Workl
       f.gpu_h = r.billed_gpu_hours;
       f.p95 = r.wait_p95;
       f.killed = r.killed_tasks + r.requeued_tasks;
+      f.reversals = r.reversals_per_hour;
       std::lock_guard<std::mutex> lock(mu);
       if (!s.ok() && first_error.ok()) first_error = s;
       if (++done % 24 == 0 || done == total) {
@@ -146,13 +151,16 @@ const TunePoint* CheapestNoSlowerThan(const std::vector<TunePoint>& points, cons
 TunePoint Aggregate(const std::string& name, const std::vector<SeedFigures>& per_seed) {
   TunePoint t;
   t.name = name;
+  std::vector<double> reversals;
   for (const auto& f : per_seed) {
     t.seed_gpu_h.push_back(f.gpu_h);
     t.seed_p95.push_back(f.p95);
     t.killed = std::max(t.killed, f.killed);
+    reversals.push_back(f.reversals);
   }
   t.gpu_h = Median(t.seed_gpu_h);
   t.p95 = Median(t.seed_p95);
+  t.reversals = Median(std::move(reversals));
   return t;
 }
 
@@ -173,13 +181,17 @@ std::vector<std::map<std::string, std::string>> WarmpoolCandidates(
       for (const char* forecast : {"shadow", "on"}) {
         for (const char* keep : {"auto", "120", "600", "1800"}) {
           for (const std::string& task : stated) {
-            auto m = common;
-            m["targetWaitSeconds"] = std::to_string(std::max<int64_t>(target, 1));
-            m["prewarm"] = prewarm;
-            m["forecast"] = forecast;
-            m["keepAlive"] = keep;
-            if (!task.empty()) m["taskSeconds"] = task;
-            out.push_back(std::move(m));
+            for (const std::string& window :
+                 {kShippedWindow, std::string("300"), std::string("60")}) {
+              auto m = common;
+              m["targetWaitSeconds"] = std::to_string(std::max<int64_t>(target, 1));
+              m["prewarm"] = prewarm;
+              m["forecast"] = forecast;
+              m["keepAlive"] = keep;
+              if (!task.empty()) m["taskSeconds"] = task;
+              m[kScaleDownWindowKey] = window;
+              out.push_back(std::move(m));
+            }
           }
         }
       }
@@ -202,6 +214,7 @@ std::map<std::string, std::string> DefaultCandidate(const std::map<std::string, 
   m["prewarm"] = "histogram";
   m["forecast"] = "shadow";
   m["keepAlive"] = "auto";
+  m[kScaleDownWindowKey] = kShippedWindow;
   return m;
 }
 
@@ -221,6 +234,10 @@ std::string CandidateName(const std::map<std::string, std::string>& meta) {
   if (const std::string task = Get(meta, "taskSeconds"); !task.empty()) {
     s.append(" taskSeconds=").append(task);
   }
+  if (const std::string window = Get(meta, kScaleDownWindowKey);
+      !window.empty() && window != kShippedWindow) {
+    s.append(" scaleDownWindow=").append(window);
+  }
   return s;
 }
 
@@ -228,6 +245,12 @@ std::string ScaledObjectPatch(const std::map<std::string, std::string>& meta) {
   std::string s =
       "# JSON6902 patch for manifests/base's ScaledObject warmpool-worker (warmpool-sim tune).\n";
   for (const auto& [k, v] : Swept(meta)) {
+    if (k == kScaleDownWindowKey) {
+      if (v == kShippedWindow) continue;  // manifests/base already has it
+      s.append("- op: add\n  path: /spec/advanced/horizontalPodAutoscalerConfig/behavior/");
+      s.append("scaleDown/stabilizationWindowSeconds\n  value: ").append(v).append("\n");
+      continue;
+    }
     s.append("- op: add\n  path: /spec/triggers/0/metadata/").append(k).append("\n");
     s.append("  value: \"").append(v).append("\"\n");
   }
@@ -270,8 +293,13 @@ Status RunTune(const TuneOptions& o, std::ostream& log, TuneResult* out) {
   const std::vector<PolicySpec> grid = KedaGrid(w0, o.cluster);
   std::vector<PolicySpec> specs;
   for (const auto& meta : candidates) {
-    specs.push_back(base);
-    specs.back().meta = meta;
+    PolicySpec spec = base;
+    spec.meta = meta;
+    if (auto it = spec.meta.find(kScaleDownWindowKey); it != spec.meta.end()) {
+      if (Status s = ApplyScaledObjectOption(it->first, it->second, &spec); !s.ok()) return s;
+      spec.meta.erase(it);
+    }
+    specs.push_back(std::move(spec));
   }
   specs.insert(specs.end(), grid.begin(), grid.end());
   std::vector<std::vector<SeedFigures>> figures;
@@ -290,11 +318,19 @@ Status RunTune(const TuneOptions& o, std::ostream& log, TuneResult* out) {
   for (const auto& t : r.warmpool) {
     if (t.name == default_name) r.default_point = t;
   }
-  r.front = ParetoFront(r.warmpool);
+  // A recommendation turns the replica count around no more often than the churn bound allows.
+  const double churn_limit = std::max(kMaxReversalsPerHour, r.default_point.reversals);
+  std::vector<TunePoint> steady;
+  std::copy_if(r.warmpool.begin(), r.warmpool.end(), std::back_inserter(steady),
+               [&](const TunePoint& t) { return t.reversals <= churn_limit; });
+  r.front = ParetoFront(steady);
   r.slo_given = o.slo_p95 >= 0;
   r.slo_p95 = r.slo_given ? o.slo_p95 : r.default_point.p95;
-  if (const TunePoint* best = CheapestAtSlo(r.warmpool, r.slo_p95)) {
-    r.recommended = *best;
+  if (const TunePoint* best = CheapestAtSlo(steady, r.slo_p95)) {
+    // A change from the default must pay more than the seeds' noise.
+    const bool default_as_good = r.default_point.killed == 0 && r.default_point.p95 <= r.slo_p95 &&
+                                 GpuHoursRatio(r.default_point, *best) <= 1 + kMinSaving;
+    r.recommended = default_as_good ? r.default_point : *best;
     r.slo_met = true;
   } else if (!r.front.empty()) {
     r.recommended = *std::min_element(r.front.begin(), r.front.end(),

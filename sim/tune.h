@@ -13,14 +13,30 @@
 
 namespace warmpool::sim {
 
-// One configuration judged over several seeds: median billed GPU-h, median p95 queue wait, and
-// the most tasks any seed killed or requeued at scale-in (a configuration "kills nothing" only if
-// no seed did).
+// The HPA scale-down window (the ScaledObject's advanced.horizontalPodAutoscalerConfig.behavior.
+// scaleDown.stabilizationWindowSeconds; warmpool-sim's --scaledobject name), swept next to the
+// trigger metadata under this key. It is not trigger metadata: RunTune sets it on the simulated
+// ScaledObject and ScaledObjectPatch writes it to its own path.
+inline constexpr char kScaleDownWindowKey[] = "scaleDownStabilizationSeconds";
+
+// The most direction reversals per hour a recommendation may make (issue 21's churn bound),
+// unless the default candidate already makes more on the workload.
+inline constexpr double kMaxReversalsPerHour = 2;
+
+// The least saving (share of the default's GPU-h, median over the seeds) for which the tuner
+// recommends changing a setting rather than keeping the default: the margin docs/SCALING.md
+// calls a difference wider than the seeds' noise.
+inline constexpr double kMinSaving = 0.02;
+
+// One configuration judged over several seeds: median billed GPU-h, median p95 queue wait, the
+// most tasks any seed killed or requeued at scale-in (a configuration "kills nothing" only if no
+// seed did), and the median direction reversals of the replica count per hour.
 struct TunePoint {
   std::string name;
   double gpu_h = 0;
   double p95 = 0;
   int64_t killed = 0;
+  double reversals = 0;
   std::map<std::string, std::string> meta;  // warmpool: the trigger metadata it sweeps
   // Tie-break among equal figures: the number of swept keys that differ from the default
   // candidate (so a change is recommended only where it pays). 0 for KEDA points.
@@ -57,11 +73,13 @@ double GpuHoursRatio(const TunePoint& a, const TunePoint& b);
 // seed by seed (P95Difference <= 0); nullptr when none. Pure.
 const TunePoint* CheapestNoSlowerThan(const std::vector<TunePoint>& points, const TunePoint& ref);
 
-// Median GPU-h and p95, max kills + requeues of one configuration's per-seed results. Pure.
+// Median GPU-h, p95 and reversals, max kills + requeues of one configuration's per-seed results.
+// Pure.
 struct SeedFigures {
   double gpu_h = 0;
   double p95 = 0;
   int64_t killed = 0;
+  double reversals = 0;  // per hour
 };
 TunePoint Aggregate(const std::string& name, const std::vector<SeedFigures>& per_seed);
 
@@ -69,7 +87,9 @@ TunePoint Aggregate(const std::string& name, const std::vector<SeedFigures>& per
 // coldStartSeconds x {1.1, 1.25, 1.5, 2, 3, 4} (rounded) x prewarm histogram/off x forecast
 // shadow/on x keepAlive auto/120/600/1800 (up to twice the longest cooldownPeriod of the KEDA
 // grid) x, when `task_seconds` > 0 and `base` states none, taskSeconds unset/`task_seconds` (the
-// workload's own mean duration: what a fresh scaler does not know before its first tasks end).
+// workload's own mean duration: what a fresh scaler does not know before its first tasks end) x
+// the HPA scale-down window (kScaleDownWindowKey) as shipped/300 (Kubernetes' default)/60: while
+// the policy holds a pod warm after a burst, the HPA keeps the burst's whole pool for its window.
 // drainSeconds is dropped (it and targetWaitSeconds are exclusive). Pure.
 std::vector<std::map<std::string, std::string>> WarmpoolCandidates(
     const std::map<std::string, std::string>& base, int64_t cold_start_s, double task_seconds = 0);
@@ -78,7 +98,8 @@ std::vector<std::map<std::string, std::string>> WarmpoolCandidates(
 double MeanTaskSeconds(const Workload& w);
 
 // The candidate that stands for "as shipped" among WarmpoolCandidates: targetWaitSeconds 1.5 x
-// coldStartSeconds (the `auto` rule), prewarm histogram, forecast shadow, keepAlive auto.
+// coldStartSeconds (the `auto` rule), prewarm histogram, forecast shadow, keepAlive auto, the
+// shipped HPA scale-down window.
 std::map<std::string, std::string> DefaultCandidate(const std::map<std::string, std::string>& base,
                                                     int64_t cold_start_s);
 
@@ -86,11 +107,13 @@ std::map<std::string, std::string> DefaultCandidate(const std::map<std::string, 
 int64_t SweptDistance(const std::map<std::string, std::string>& meta,
                       const std::map<std::string, std::string>& reference);
 
-// "T450 prewarm=histogram forecast=shadow keepAlive=auto" (+ " taskSeconds=S" when set). Pure.
+// "T450 prewarm=histogram forecast=shadow keepAlive=auto" (+ " taskSeconds=S" when set, +
+// " scaleDownWindow=W" when not the shipped window). Pure.
 std::string CandidateName(const std::map<std::string, std::string>& meta);
 
-// A kustomize JSON6902 patch (YAML list of `add` ops, values quoted strings) setting the
-// swept keys on manifests/base's ScaledObject warmpool-worker, trigger 0. Pure.
+// A kustomize JSON6902 patch (YAML list of `add` ops) setting the swept keys on manifests/base's
+// ScaledObject warmpool-worker: trigger 0's metadata as quoted strings, and the HPA scale-down
+// window, when not the shipped one, as an integer. Pure.
 std::string ScaledObjectPatch(const std::map<std::string, std::string>& meta);
 
 // The `patches:` entry of a kustomization that applies ScaledObjectPatch from `patch_path`. Pure.
@@ -121,10 +144,13 @@ struct TuneResult {
   double cost_at_equal_slo = 0;  // GpuHoursRatio(recommended, keda_best) when keda_found
 };
 
-// Simulates every candidate and the KEDA grid (sim/keda_grid.h) on seeds 1..N and picks:
-// recommended = the cheapest candidate meeting the SLO (no SLO: the default candidate's p95),
-// else the lowest-p95 one that kills nothing; keda_best = the cheapest grid configuration that
-// kills nothing and waits no longer than the recommendation, seed by seed. Progress goes to `log`.
+// Simulates every candidate and the KEDA grid (sim/keda_grid.h) on seeds 1..N and picks, among
+// the candidates that reverse no more than max(kMaxReversalsPerHour, the default's) times an
+// hour (the front holds only those): recommended = the cheapest candidate meeting the SLO (no
+// SLO: the default candidate's p95; the default itself when it meets the SLO and the cheapest
+// saves no more than kMinSaving), else the lowest-p95 one that kills nothing; keda_best = the
+// cheapest grid configuration that kills nothing and waits no longer than the recommendation, seed
+// by seed. Progress goes to `log`.
 Status RunTune(const TuneOptions& options, std::ostream& log, TuneResult* out);
 
 // The report: front, recommendation, KEDA at the same SLO, cost at equal SLO, the patch. Pure.

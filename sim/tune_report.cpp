@@ -1,4 +1,5 @@
 // warmpool-sim tune's report (sim/tune.h): a table for people, JSON for scripts.
+#include <algorithm>
 #include <cstdio>
 #include <string>
 
@@ -11,8 +12,14 @@ namespace {
 
 std::string Line(const char* fmt, const TunePoint& p) {
   char buf[256];
-  std::snprintf(buf, sizeof buf, fmt, p.gpu_h, p.p95, static_cast<long long>(p.killed),
+  std::snprintf(buf, sizeof buf, fmt, p.gpu_h, p.p95, static_cast<long long>(p.killed), p.reversals,
                 p.name.c_str());
+  return buf;
+}
+
+std::string Fixed(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.2f", v);
   return buf;
 }
 
@@ -20,7 +27,8 @@ nlohmann::json PointJson(const TunePoint& p) {
   nlohmann::json j = {{"name", p.name},
                       {"gpuHours", p.gpu_h},
                       {"p95WaitSeconds", p.p95},
-                      {"killedOrRequeued", p.killed}};
+                      {"killedOrRequeued", p.killed},
+                      {"reversalsPerHour", p.reversals}};
   if (!p.meta.empty()) j["metadata"] = p.meta;
   if (p.ties > 0) j["sameFiguresAs"] = p.ties;
   return j;
@@ -30,18 +38,30 @@ nlohmann::json PointJson(const TunePoint& p) {
 
 std::string TuneReportTable(const TuneResult& r, const std::string& patch_path) {
   std::string s = "warmpool-sim tune: " + r.workload + "\n\n";
-  s.append("Pareto front of warmpool's candidates (GPU-h vs p95 wait, killing nothing):\n");
-  s.append("   GPU-h   p95 s  killed  candidate\n");
+  s.append(
+      "Pareto front of warmpool's candidates (GPU-h vs p95 wait, killing nothing, reversing\n");
+  s.append("at most " + Fixed(std::max(kMaxReversalsPerHour, r.default_point.reversals)) +
+           " times/h):\n");
+  s.append("   GPU-h   p95 s  killed  rev/h  candidate\n");
   for (const auto& p : r.front) {
-    std::string l = Line("%8.2f %7.0f %7lld  %s", p);
+    std::string l = Line("%8.2f %7.0f %7lld %6.2f  %s", p);
     if (p.ties > 0) l.append(" (+" + std::to_string(p.ties) + " with the same figures)");
     if (p.name == r.recommended.name) l.append("   <- recommended");
     if (p.name == r.default_point.name) l.append("   <- default");
     s.append(l).append("\n");
   }
+  const bool on_front = std::any_of(r.front.begin(), r.front.end(), [&](const TunePoint& p) {
+    return p.name == r.recommended.name;
+  });
+  if (!on_front) {  // the default, kept: the front saves no more than kMinSaving at its p95
+    s.append(Line("%8.2f %7.0f %7lld %6.2f  %s", r.recommended));
+    s.append("   <- recommended   <- default (the cheapest at its p95 saves at most " +
+             std::to_string(static_cast<int>(kMinSaving * 100)) + " %)\n");
+  }
   char buf[512];
   s.append("\n");
-  s.append(Line("default:      %.2f GPU-h, p95 %.0f s, killed %lld  (%s)\n", r.default_point));
+  s.append(Line("default:      %.2f GPU-h, p95 %.0f s, killed %lld, %.2f reversals/h  (%s)\n",
+                r.default_point));
   if (r.slo_given) {
     std::snprintf(buf, sizeof buf, "SLO: p95 wait <= %.0f s (--slo)\n", r.slo_p95);
   } else {
@@ -49,11 +69,13 @@ std::string TuneReportTable(const TuneResult& r, const std::string& patch_path) 
                   "SLO: p95 wait <= %.0f s (no --slo: the default candidate's p95)\n", r.slo_p95);
   }
   s.append(buf);
-  s.append(Line("recommended:  %.2f GPU-h, p95 %.0f s, killed %lld  (%s)\n", r.recommended));
+  s.append(Line("recommended:  %.2f GPU-h, p95 %.0f s, killed %lld, %.2f reversals/h  (%s)\n",
+                r.recommended));
   if (!r.slo_met) s.append("  no candidate meets the SLO: this is the lowest p95 on the front\n");
   if (r.keda_found) {
     s.append(
-        Line("KEDA at the same SLO: %.2f GPU-h, p95 %.0f s, killed %lld  (%s)\n", r.keda_best));
+        Line("KEDA at the same SLO: %.2f GPU-h, p95 %.0f s, killed %lld, %.2f reversals/h  (%s)\n",
+             r.keda_best));
     std::snprintf(buf, sizeof buf,
                   "cost at equal SLO: %.2f (warmpool GPU-h / KEDA GPU-h, median over the seeds)\n",
                   r.cost_at_equal_slo);

@@ -79,16 +79,25 @@ def kustomize_cmd():
     return [kustomize, "build"] if kustomize and os.access(kustomize, os.X_OK) else None
 
 
-def check_render(work, repo, patch_ops):
+# The op tune writes for a scale-down window other than the shipped one (sim/tune.h), rendered
+# too when the recommendation keeps the shipped window.
+WINDOW_OP = ("- op: add\n  path: /spec/advanced/horizontalPodAutoscalerConfig/behavior/scaleDown/"
+             "stabilizationWindowSeconds\n  value: 60\n")
+
+
+def check_render(work, repo, patch_ops, overlay_name="overlay", extra=""):
     cmd = kustomize_cmd()
     if cmd is None:
         print("SKIP: neither kubectl nor kustomize: the patch was not rendered")
         return SKIP
     import yaml
-    overlay = os.path.join(work, "overlay")
+    overlay = os.path.join(work, overlay_name)
     os.makedirs(overlay)
-    shutil.copytree(os.path.join(repo, "manifests", "base"), os.path.join(work, "base"))
-    shutil.copy(os.path.join(work, "patch.yaml"), os.path.join(overlay, "tune-patch.yaml"))
+    if not os.path.exists(os.path.join(work, "base")):
+        shutil.copytree(os.path.join(repo, "manifests", "base"), os.path.join(work, "base"))
+    with open(os.path.join(overlay, "tune-patch.yaml"), "w") as f:
+        f.write(open(os.path.join(work, "patch.yaml")).read() + extra)
+    patch_ops = patch_ops + (yaml.safe_load(extra) if extra else [])
     with open(os.path.join(overlay, "kustomization.yaml"), "w") as f:
         f.write("apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\n"
                 "resources:\n  - ../base\n")
@@ -102,8 +111,14 @@ def check_render(work, repo, patch_ops):
     trig = so[0]["spec"]["triggers"][0]
     if trig["type"] != "external-push" or "scalerAddress" not in trig["metadata"]:
         fail("the patch lost the trigger's own fields: %r" % trig)
+    window = so[0]["spec"]["advanced"]["horizontalPodAutoscalerConfig"]["behavior"]["scaleDown"]
     for op in patch_ops:
         key = op["path"].rsplit("/", 1)[1]
+        if key == "stabilizationWindowSeconds":  # the HPA's field, an integer
+            if window.get(key) != op["value"] or not isinstance(op["value"], int):
+                fail("rendered scale-down window %r, want the integer %r"
+                     % (window.get(key), op["value"]))
+            continue
         got = trig["metadata"].get(key)
         if got != op["value"] or not isinstance(got, str):
             fail("rendered %s = %r, want the string %r" % (key, got, op["value"]))
@@ -183,12 +198,15 @@ def main():
         import yaml
         ops = yaml.safe_load(open("patch.yaml"))
         keys = {o["path"].rsplit("/", 1)[1] for o in ops}
-        if keys - {"taskSeconds"} != {"targetWaitSeconds", "prewarm", "forecast", "keepAlive"}:
+        if keys - {"taskSeconds", "stabilizationWindowSeconds"} != {
+                "targetWaitSeconds", "prewarm", "forecast", "keepAlive"}:
             fail("patch keys %r" % keys)
         rec_line = [l for l in out.splitlines() if l.startswith("recommended:")][0]
         for o in ops:
             key, val = o["path"].rsplit("/", 1)[1], o["value"]
-            want = ("T" + val) if key == "targetWaitSeconds" else "%s=%s" % (key, val)
+            want = {"targetWaitSeconds": "T%s" % val,
+                    "stabilizationWindowSeconds": "scaleDownWindow=%s" % val}.get(
+                        key, "%s=%s" % (key, val))
             if want not in rec_line:
                 fail("patch %s=%s is not the recommendation: %s" % (key, val, rec_line))
         # A loose SLO: the recommendation is the cheapest candidate within it (JSON report).
@@ -206,7 +224,10 @@ def main():
         if rec_p["gpuHours"] > j["default"]["gpuHours"]:
             fail("a looser SLO recommends something dearer than the default")
         print("--slo p95=1200: recommended", rec_p["name"], rec_p["gpuHours"], "GPU-h")
-        return check_render(work, repo, ops)
+        rendered = check_render(work, repo, ops)
+        if rendered != 0 or any(o["path"].endswith("stabilizationWindowSeconds") for o in ops):
+            return rendered
+        return check_render(work, repo, ops, "overlay-window", WINDOW_OP)
     finally:
         for p in reversed(procs):
             if p.poll() is None:

@@ -1,5 +1,6 @@
 #include "sim/tune.h"
 
+#include <algorithm>
 #include <set>
 #include <sstream>
 
@@ -87,24 +88,30 @@ TEST_CASE("Aggregate takes medians of GPU-h and p95 and the worst kills", "[sim]
   CHECK(t.p95 == 200);
   CHECK(t.killed == 2);
   CHECK(Aggregate("y", {a, b}).gpu_h == 2);  // even count: mean of the middle two
+  a.reversals = 4;
+  b.reversals = 0.5;
+  c.reversals = 1;
+  CHECK(Aggregate("z", {a, b, c}).reversals == 1);
 }
 
-TEST_CASE("The candidates sweep the four keys from the cold start and drop drainSeconds",
-          "[sim][tune]") {
+TEST_CASE("The candidates sweep the keys and the HPA window and drop drainSeconds", "[sim][tune]") {
   const std::map<std::string, std::string> base = {
       {"coldStartSeconds", "200"}, {"drainSeconds", "60"}, {"queues", "gpu"}};
   const auto cands = WarmpoolCandidates(base, 200);
-  CHECK(cands.size() == 6u * 2 * 2 * 4);
-  std::set<std::string> targets, names;
+  CHECK(cands.size() == 6u * 2 * 2 * 4 * 3);
+  std::set<std::string> targets, windows, names;
   for (const auto& m : cands) {
     CHECK(m.count("drainSeconds") == 0);
     CHECK(m.at("queues") == "gpu");
     targets.insert(m.at("targetWaitSeconds"));
+    windows.insert(m.at(kScaleDownWindowKey));
     names.insert(CandidateName(m));
   }
   CHECK(targets == std::set<std::string>{"220", "250", "300", "400", "600", "800"});
+  CHECK(windows == std::set<std::string>{"900", "300", "60"});  // as shipped, k8s default, short
   CHECK(names.size() == cands.size());
   const auto def = DefaultCandidate(base, 200);
+  CHECK(def.at(kScaleDownWindowKey) == "900");
   CHECK(CandidateName(def) == "T300 prewarm=histogram forecast=shadow keepAlive=auto");
   CHECK(names.count(CandidateName(def)) == 1);
   CHECK(SweptDistance(def, def) == 0);
@@ -112,26 +119,31 @@ TEST_CASE("The candidates sweep the four keys from the cold start and drop drain
   other["forecast"] = "on";
   other["queues"] = "cpu";  // not a swept key
   CHECK(SweptDistance(other, def) == 1);
+  auto short_window = def;
+  short_window[kScaleDownWindowKey] = "60";
+  CHECK(SweptDistance(short_window, def) == 1);
+  CHECK(CandidateName(short_window) ==
+        "T300 prewarm=histogram forecast=shadow keepAlive=auto scaleDownWindow=60");
 }
 
 TEST_CASE("The candidates also state the workload's mean duration unless the user did",
           "[sim][tune]") {
   const std::map<std::string, std::string> base = {{"coldStartSeconds", "300"}};
   const auto cands = WarmpoolCandidates(base, 300, 2.80249);
-  CHECK(cands.size() == 6u * 2 * 2 * 4 * 2);
+  CHECK(cands.size() == 6u * 2 * 2 * 4 * 2 * 3);
   size_t stated = 0;
   for (const auto& m : cands) {
     if (m.count("taskSeconds") == 0) continue;
     ++stated;
     CHECK(m.at("taskSeconds") == "2.802");
-    CHECK(CandidateName(m).ends_with(" taskSeconds=2.802"));
+    CHECK(CandidateName(m).find(" taskSeconds=2.802") != std::string::npos);
     CHECK(SweptDistance(m, DefaultCandidate(base, 300)) >= 1);
   }
   CHECK(stated == cands.size() / 2);
   auto told = base;
   told["taskSeconds"] = "40";  // the user's own: kept fixed, not swept
   const auto kept = WarmpoolCandidates(told, 300, 2.8);
-  CHECK(kept.size() == 6u * 2 * 2 * 4);
+  CHECK(kept.size() == 6u * 2 * 2 * 4 * 3);
   for (const auto& m : kept) CHECK(m.at("taskSeconds") == "40");
   Workload w;
   CHECK(MeanTaskSeconds(w) == 0);
@@ -153,6 +165,17 @@ TEST_CASE("The patch sets the swept keys on trigger 0 as quoted strings", "[sim]
   CHECK(patch.find("metadata/keepAlive\n  value: \"600\"") != std::string::npos);
   CHECK(patch.find("metadata/forecast\n  value: \"on\"") != std::string::npos);
   CHECK(patch.find("queues") == std::string::npos);  // only what the tuner chose
+  CHECK(patch.find("stabilizationWindowSeconds") == std::string::npos);  // none swept
+  auto shipped_window = meta;
+  shipped_window[kScaleDownWindowKey] = "900";  // manifests/base has it already
+  CHECK(ScaledObjectPatch(shipped_window) == patch);
+  auto short_window = meta;
+  short_window[kScaleDownWindowKey] = "60";  // the HPA's field, an integer
+  CHECK(
+      ScaledObjectPatch(short_window)
+          .find(
+              "- op: add\n  path: /spec/advanced/horizontalPodAutoscalerConfig/behavior/scaleDown/"
+              "stabilizationWindowSeconds\n  value: 60\n") != std::string::npos);
   const std::string entry = KustomizationEntry("tune.yaml");
   CHECK(entry.find("- path: tune.yaml") != std::string::npos);
   CHECK(entry.find("kind: ScaledObject") != std::string::npos);
@@ -178,7 +201,7 @@ TEST_CASE("RunTune recommends the cheapest candidate at the default's p95", "[si
   std::ostringstream log;
   TuneResult r;
   REQUIRE(RunTune(o, log, &r).ok());
-  CHECK(r.warmpool.size() == 6u * 2 * 2 * 4 * 2);  // taskSeconds unset or the mean, 120 s
+  CHECK(r.warmpool.size() == 6u * 2 * 2 * 4 * 2 * 3);  // taskSeconds unset or the mean, 120 s
   CHECK_FALSE(r.keda.empty());
   CHECK_FALSE(r.front.empty());
   CHECK(r.default_point.name == "T450 prewarm=histogram forecast=shadow keepAlive=auto");
@@ -186,6 +209,22 @@ TEST_CASE("RunTune recommends the cheapest candidate at the default's p95", "[si
   CHECK(r.slo_met);
   CHECK(r.recommended.gpu_h <= r.default_point.gpu_h);
   CHECK(r.recommended.p95 <= r.slo_p95);
+  const double churn_limit = std::max(kMaxReversalsPerHour, r.default_point.reversals);
+  CHECK(r.recommended.reversals <= churn_limit);
+  if (r.recommended.name != r.default_point.name) {  // a change pays more than the noise
+    CHECK(GpuHoursRatio(r.default_point, r.recommended) > 1 + kMinSaving);
+  }
+  for (const auto& p : r.front) CHECK(p.reversals <= churn_limit);
+  // The window reaches the simulated HPA: a pod kept alive after a burst of six holds all six
+  // through the shipped 900 s window, one through a 60 s one.
+  const auto figures = [&](const std::string& name) {
+    const auto it = std::find_if(r.warmpool.begin(), r.warmpool.end(),
+                                 [&](const TunePoint& p) { return p.name == name; });
+    REQUIRE(it != r.warmpool.end());
+    return *it;
+  };
+  const std::string kept = "T450 prewarm=off forecast=shadow keepAlive=1800";
+  CHECK(figures(kept + " scaleDownWindow=60").gpu_h < figures(kept).gpu_h);
   if (r.keda_found) {
     CHECK(r.keda_best.p95 <= r.recommended.p95);  // one seed: paired = medians
     CHECK(r.keda_best.killed == 0);
