@@ -40,7 +40,12 @@ uint32_t GapSamples(const IdleGapHistogram& h) {
   return std::accumulate(h.bins.begin(), h.bins.end(), uint32_t{0});
 }
 
-GapSummary SummariseGaps(const IdleGapHistogram& h) {
+GapSummary SummariseGaps(const IdleGapHistogram& all, Seconds from) {
+  IdleGapHistogram h = all;
+  const auto first =
+      std::min<int64_t>(std::max<int64_t>(0, from.count()) / IdleGapHistogram::kBinSeconds,
+                        static_cast<int64_t>(h.bins.size()));
+  std::fill(h.bins.begin(), h.bins.begin() + first, 0);
   GapSummary out;
   const uint32_t total = GapSamples(h);
   if (total == 0) return out;

@@ -38,7 +38,10 @@ struct GapSummary {
   std::chrono::seconds tail{0};    // 99th percentile, rounded up to its bin's upper edge
   bool tail_out_of_range = false;  // the 99th percentile falls in the >= 4 h bin
 };
-GapSummary SummariseGaps(const IdleGapHistogram& h);
+// Over the gaps of at least `from` only (whole bins: the bins below the one holding `from` are
+// left out), so a caller that cannot act on short gaps is not blurred by them.
+GapSummary SummariseGaps(const IdleGapHistogram& h,
+                         std::chrono::seconds from = std::chrono::seconds(0));
 
 // Share of recorded gaps no longer than `t` (bins whose upper edge is <= t, plus the bin that
 // contains t pro rata). 0 when empty.

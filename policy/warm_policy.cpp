@@ -195,7 +195,13 @@ double PrewarmLeadSeconds(const ScalerMetadata& spec, const PolicyState& state) 
 std::optional<PrewarmWindow> LearnedPrewarmWindow(const ScalerMetadata& spec,
                                                   const PolicyState& state) {
   if (!spec.prewarm_histogram) return std::nullopt;
-  const GapSummary g = SummariseGaps(state.gaps);
+  // Only the gaps longer than the lead: a pre-warm cannot act on a shorter one, and its own
+  // success makes them. A burst it served on a warm pod ends before the burst's stragglers
+  // arrive, which then start a busy period of their own a minute or two later; counted, those
+  // gaps made the 5th percentile a minute and turned the pre-warm off after its first success
+  // (Azure Functions 2019, 9d414c3ea14e: a pair of calls every hour).
+  const auto lead = std::chrono::seconds(static_cast<int64_t>(PrewarmLeadSeconds(spec, state)));
+  const GapSummary g = SummariseGaps(state.gaps, lead);
   const double head = static_cast<double>(g.head.count());
   const double tail = static_cast<double>(g.tail.count());
   const bool sharp = g.representative && !g.tail_out_of_range &&

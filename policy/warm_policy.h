@@ -59,8 +59,9 @@ double PrewarmLeadSeconds(const ScalerMetadata& spec, const PolicyState& state);
 
 // The learned pre-warm window, in seconds after a busy period started: [open, close) =
 // [head - PrewarmLeadSeconds, tail) where head/tail are the 5th/99th percentile (+10 %) of the
-// start-to-start gaps; nullopt when prewarm is off or the histogram is not representative or not
-// sharp (tail - head > max(B, head / 2)).
+// start-to-start gaps at least as long as the lead (a shorter gap leaves no time to pre-warm);
+// nullopt when prewarm is off or those gaps are not representative or not sharp (tail - head >
+// max(B, head / 2)).
 struct PrewarmWindow {
   double open = 0, close = 0;
 };
@@ -124,10 +125,10 @@ double PrewarmSlots(const ScalerMetadata& spec, const PolicyState& state);
 //   3. warm floor: max(minWarmReplicas, the warmWindows floor at `now`) > 0: active.
 //   4. ETA pre-warm: the earliest scheduled eta is within the pre-warm lead: active, >= 1.
 //   5. keep-alive: idle for less than KeepAliveSeconds since work ended: active, >= 1.
-//   6. learned pre-warm: the histogram is representative, its 5th-99th percentile spread is sharp
-//      (<= max(B, head / 2)) and now is in [busy_since + head - lead, busy_since + p99], lead =
-//      PrewarmLeadSeconds: active with the replicas the expected burst needs (state.burst_work
-//      tasks, or PrewarmSlots when a duration is known; >= 1).
+//   6. learned pre-warm: the gaps as long as the lead (lead = PrewarmLeadSeconds) are
+//      representative, their 5th-99th percentile spread is sharp (<= max(B, head / 2)) and now is
+//      in [busy_since + head - lead, busy_since + p99]: active with the replicas the expected
+//      burst needs (state.burst_work tasks, or PrewarmSlots when a duration is known; >= 1).
 //   7. otherwise inactive; desired = ceil(work / tasksPerReplica) (0 when idle), as v1.
 Decision Decide(const ScalerMetadata& spec, const Observation& obs, const PolicyState& state,
                 std::chrono::system_clock::time_point now);

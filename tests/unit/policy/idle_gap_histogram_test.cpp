@@ -5,6 +5,7 @@
 namespace warmpool::policy {
 namespace {
 
+using std::chrono::hours;
 using std::chrono::minutes;
 using std::chrono::seconds;
 
@@ -42,6 +43,22 @@ TEST_CASE("Too few gaps, or mostly out of range, is not representative", "[histo
   CHECK_FALSE(s.representative);
   CHECK(s.tail_out_of_range);
   CHECK_FALSE(SummariseGaps(IdleGapHistogram{}).representative);
+}
+
+TEST_CASE("A summary from a length leaves the shorter gaps out", "[histogram]") {
+  // An hourly pair of calls: the second one's own short gap whenever the first found a warm pod.
+  const IdleGapHistogram h = With(
+      {seconds(90), minutes(60), seconds(80), minutes(59), minutes(60), seconds(95), minutes(61)});
+  CHECK(SummariseGaps(h).head == minutes(1));
+  const GapSummary s = SummariseGaps(h, seconds(450));
+  CHECK(s.representative);  // 4 gaps of an hour
+  CHECK(s.head == minutes(59));
+  CHECK(s.tail == seconds(62 * 66));
+  CHECK(GapSamples(h) == 7);  // the histogram itself keeps them (keep-alive reads them)
+  // The bin holding `from` counts; past the range nothing is left.
+  CHECK(SummariseGaps(h, seconds(60 * 60 + 30)).head == minutes(60));
+  CHECK_FALSE(SummariseGaps(h, hours(5)).representative);
+  CHECK_FALSE(SummariseGaps(IdleGapHistogram{}, seconds(450)).representative);
 }
 
 TEST_CASE("Share within counts whole bins and the partial bin pro rata", "[histogram]") {

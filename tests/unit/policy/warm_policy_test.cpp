@@ -503,6 +503,21 @@ TEST_CASE("Drain: a burst in the pre-warm window counts the warm pool as running
   CHECK(Decide(spec, Obs(30), s, kNow).desired_replicas == 6);
 }
 
+TEST_CASE("Pre-warm: gaps shorter than the lead do not blur the window", "[policy][histogram]") {
+  ScalerMetadata spec;  // lead 300 s
+  // An hourly pair of calls: once the first call of a pair ran on a warm pod, the second came
+  // 90 s after the pod left and started a busy period of its own.
+  PolicyState s = WithGaps({minutes(60), minutes(60), minutes(60), seconds(90), minutes(59)}, 2);
+  const auto w = LearnedPrewarmWindow(spec, s);
+  REQUIRE(w);
+  CHECK(w->open == Approx(59 * 60 - 300));
+  CHECK(w->close == Approx(61 * 66));
+  // The keep-alive still reads every gap: one in five within B of the last start is not "soon".
+  s.idle_since = kNow;
+  s.busy_since = kNow - seconds(5);
+  CHECK(KeepAliveSeconds(spec, s) == Approx(0));
+}
+
 TEST_CASE("Work always wins over idle rules and in-flight over the cap", "[policy]") {
   ScalerMetadata spec;
   spec.max_replicas = 3;
