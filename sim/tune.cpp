@@ -4,7 +4,6 @@
 #include <atomic>
 #include <cmath>
 #include <cstdio>
-#include <iterator>
 #include <mutex>
 #include <thread>
 #include <tuple>
@@ -265,6 +264,27 @@ std::string KustomizationEntry(const std::string& patch_path) {
   return s;
 }
 
+std::vector<TunePoint> WithinChurnBound(const std::vector<TunePoint>& candidates) {
+  std::map<std::string, double> shipped_reversals;  // by name, the shipped-window candidates
+  for (const auto& t : candidates) {
+    if (Get(t.meta, kScaleDownWindowKey) == kShippedWindow) shipped_reversals[t.name] = t.reversals;
+  }
+  std::vector<TunePoint> out;
+  for (const auto& t : candidates) {
+    const std::string window = Get(t.meta, kScaleDownWindowKey);
+    if (!window.empty() && window != kShippedWindow) {
+      auto twin = t.meta;
+      twin[kScaleDownWindowKey] = kShippedWindow;
+      const auto it = shipped_reversals.find(CandidateName(twin));
+      const double bound =
+          std::max(kMaxReversalsPerHour, it == shipped_reversals.end() ? 0.0 : it->second);
+      if (t.reversals > bound) continue;
+    }
+    out.push_back(t);
+  }
+  return out;
+}
+
 Status RunTune(const TuneOptions& o, std::ostream& log, TuneResult* out) {
   if (o.seeds < 1) return Status::InvalidArgument("--seeds must be >= 1");
   std::vector<Workload> workloads(static_cast<size_t>(o.seeds));
@@ -318,11 +338,7 @@ Status RunTune(const TuneOptions& o, std::ostream& log, TuneResult* out) {
   for (const auto& t : r.warmpool) {
     if (t.name == default_name) r.default_point = t;
   }
-  // A recommendation turns the replica count around no more often than the churn bound allows.
-  const double churn_limit = std::max(kMaxReversalsPerHour, r.default_point.reversals);
-  std::vector<TunePoint> steady;
-  std::copy_if(r.warmpool.begin(), r.warmpool.end(), std::back_inserter(steady),
-               [&](const TunePoint& t) { return t.reversals <= churn_limit; });
+  const std::vector<TunePoint> steady = WithinChurnBound(r.warmpool);
   r.front = ParetoFront(steady);
   r.slo_given = o.slo_p95 >= 0;
   r.slo_p95 = r.slo_given ? o.slo_p95 : r.default_point.p95;

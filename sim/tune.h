@@ -19,8 +19,8 @@ namespace warmpool::sim {
 // ScaledObject and ScaledObjectPatch writes it to its own path.
 inline constexpr char kScaleDownWindowKey[] = "scaleDownStabilizationSeconds";
 
-// The most direction reversals per hour a recommendation may make (issue 21's churn bound),
-// unless the default candidate already makes more on the workload.
+// The most direction reversals per hour a shorter HPA scale-down window may bring a candidate
+// to (issue 21's churn bound), unless the same keys with the shipped window already make more.
 inline constexpr double kMaxReversalsPerHour = 2;
 
 // The least saving (share of the default's GPU-h, median over the seeds) for which the tuner
@@ -144,13 +144,19 @@ struct TuneResult {
   double cost_at_equal_slo = 0;  // GpuHoursRatio(recommended, keda_best) when keda_found
 };
 
+// The candidates a recommendation may come from: all but those whose HPA window, shorter than
+// the shipped one, makes them reverse more than max(kMaxReversalsPerHour, the same keys with the
+// shipped window) times an hour. A shorter window trades idle pods for churn; the tuner takes it
+// only within the bound. (Scaling to zero between sparse calls reverses twice a call whatever
+// the window: that is not held against the other keys.) Pure.
+std::vector<TunePoint> WithinChurnBound(const std::vector<TunePoint>& candidates);
+
 // Simulates every candidate and the KEDA grid (sim/keda_grid.h) on seeds 1..N and picks, among
-// the candidates that reverse no more than max(kMaxReversalsPerHour, the default's) times an
-// hour (the front holds only those): recommended = the cheapest candidate meeting the SLO (no
-// SLO: the default candidate's p95; the default itself when it meets the SLO and the cheapest
-// saves no more than kMinSaving), else the lowest-p95 one that kills nothing; keda_best = the
-// cheapest grid configuration that kills nothing and waits no longer than the recommendation, seed
-// by seed. Progress goes to `log`.
+// WithinChurnBound (the front holds only those): recommended = the cheapest candidate meeting the
+// SLO (no SLO: the default candidate's p95; the default itself when it meets the SLO and the
+// cheapest saves no more than kMinSaving), else the lowest-p95 one that kills nothing; keda_best =
+// the cheapest grid configuration that kills nothing and waits no longer than the recommendation,
+// seed by seed. Progress goes to `log`.
 Status RunTune(const TuneOptions& options, std::ostream& log, TuneResult* out);
 
 // The report: front, recommendation, KEDA at the same SLO, cost at equal SLO, the patch. Pure.

@@ -17,9 +17,9 @@ std::string Line(const char* fmt, const TunePoint& p) {
   return buf;
 }
 
-std::string Fixed(double v) {
+std::string Number(double v) {
   char buf[32];
-  std::snprintf(buf, sizeof buf, "%.2f", v);
+  std::snprintf(buf, sizeof buf, "%g", v);
   return buf;
 }
 
@@ -39,9 +39,9 @@ nlohmann::json PointJson(const TunePoint& p) {
 std::string TuneReportTable(const TuneResult& r, const std::string& patch_path) {
   std::string s = "warmpool-sim tune: " + r.workload + "\n\n";
   s.append(
-      "Pareto front of warmpool's candidates (GPU-h vs p95 wait, killing nothing, reversing\n");
-  s.append("at most " + Fixed(std::max(kMaxReversalsPerHour, r.default_point.reversals)) +
-           " times/h):\n");
+      "Pareto front of warmpool's candidates (GPU-h vs p95 wait, killing nothing; a shorter\n");
+  s.append("HPA window only where it reverses at most " + Number(kMaxReversalsPerHour) +
+           " times/h or no more than the shipped one):\n");
   s.append("   GPU-h   p95 s  killed  rev/h  candidate\n");
   for (const auto& p : r.front) {
     std::string l = Line("%8.2f %7.0f %7lld %6.2f  %s", p);

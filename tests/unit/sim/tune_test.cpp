@@ -182,6 +182,28 @@ TEST_CASE("The patch sets the swept keys on trigger 0 as quoted strings", "[sim]
   CHECK(entry.find("name: warmpool-worker") != std::string::npos);
 }
 
+TEST_CASE("A shorter HPA window is taken only within the churn bound", "[sim][tune]") {
+  const auto candidate = [](const std::string& window, double reversals, const char* keep) {
+    std::map<std::string, std::string> meta = {{"targetWaitSeconds", "450"},
+                                               {"prewarm", "histogram"},
+                                               {"forecast", "shadow"},
+                                               {"keepAlive", keep},
+                                               {kScaleDownWindowKey, window}};
+    TunePoint p = Pt(CandidateName(meta), 1, 100, 0);
+    p.meta = meta;
+    p.reversals = reversals;
+    return p;
+  };
+  const std::vector<TunePoint> all = {
+      candidate("900", 1.0, "auto"), candidate("60", 3.0, "auto"),   // churns: out
+      candidate("300", 1.9, "auto"),                                 // within 2/h: in
+      candidate("900", 4.0, "120"),  candidate("60", 4.0, "120"),    // no worse than 900: in
+      candidate("900", 5.0, "600"),  candidate("300", 5.5, "600")};  // worse than 900: out
+  const auto kept = WithinChurnBound(all);
+  CHECK(Names(kept) ==
+        std::vector<std::string>{all[0].name, all[2].name, all[3].name, all[4].name, all[5].name});
+}
+
 TEST_CASE("RunTune recommends the cheapest candidate at the default's p95", "[sim][tune]") {
   TuneOptions o;
   o.seeds = 1;
@@ -209,12 +231,16 @@ TEST_CASE("RunTune recommends the cheapest candidate at the default's p95", "[si
   CHECK(r.slo_met);
   CHECK(r.recommended.gpu_h <= r.default_point.gpu_h);
   CHECK(r.recommended.p95 <= r.slo_p95);
-  const double churn_limit = std::max(kMaxReversalsPerHour, r.default_point.reversals);
-  CHECK(r.recommended.reversals <= churn_limit);
+  const auto steady = WithinChurnBound(r.warmpool);
+  const auto in_bound = [&](const TunePoint& p) {
+    return std::any_of(steady.begin(), steady.end(),
+                       [&](const TunePoint& q) { return q.name == p.name; });
+  };
+  CHECK(in_bound(r.recommended));
   if (r.recommended.name != r.default_point.name) {  // a change pays more than the noise
     CHECK(GpuHoursRatio(r.default_point, r.recommended) > 1 + kMinSaving);
   }
-  for (const auto& p : r.front) CHECK(p.reversals <= churn_limit);
+  for (const auto& p : r.front) CHECK(in_bound(p));
   // The window reaches the simulated HPA: a pod kept alive after a burst of six holds all six
   // through the shipped 900 s window, one through a 60 s one.
   const auto figures = [&](const std::string& name) {
