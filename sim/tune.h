@@ -37,7 +37,7 @@ struct TunePoint {
   double p95 = 0;
   int64_t killed = 0;
   double reversals = 0;
-  std::map<std::string, std::string> meta;  // warmpool: the trigger metadata it sweeps
+  std::map<std::string, std::string> meta;  // warmpool: the swept metadata and HPA window
   // Tie-break among equal figures: the number of swept keys that differ from the default
   // candidate (so a change is recommended only where it pays). 0 for KEDA points.
   int64_t distance = 0;
