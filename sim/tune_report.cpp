@@ -17,6 +17,9 @@ std::string Line(const char* fmt, const TunePoint& p) {
   return buf;
 }
 
+// One candidate's row of the front: GPU-h, p95, killed, reversals/h, name.
+constexpr const char* kFrontRow = "%8.2f %7.0f %7lld %6.2f  %s";
+
 std::string Number(double v) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%g", v);
@@ -44,7 +47,7 @@ std::string TuneReportTable(const TuneResult& r, const std::string& patch_path) 
            " times/h or no more than the shipped one):\n");
   s.append("   GPU-h   p95 s  killed  rev/h  candidate\n");
   for (const auto& p : r.front) {
-    std::string l = Line("%8.2f %7.0f %7lld %6.2f  %s", p);
+    std::string l = Line(kFrontRow, p);
     if (p.ties > 0) l.append(" (+" + std::to_string(p.ties) + " with the same figures)");
     if (p.name == r.recommended.name) l.append("   <- recommended");
     if (p.name == r.default_point.name) l.append("   <- default");
@@ -54,9 +57,9 @@ std::string TuneReportTable(const TuneResult& r, const std::string& patch_path) 
     return p.name == r.recommended.name;
   });
   if (!on_front) {  // the default, kept: the front saves no more than kMinSaving at its p95
-    s.append(Line("%8.2f %7.0f %7lld %6.2f  %s", r.recommended));
+    s.append(Line(kFrontRow, r.recommended));
     s.append("   <- recommended   <- default (the cheapest at its p95 saves at most " +
-             std::to_string(static_cast<int>(kMinSaving * 100)) + " %)\n");
+             Number(kMinSaving * 100) + " %)\n");
   }
   char buf[512];
   s.append("\n");
