@@ -10,7 +10,7 @@ namespace warmpool::policy {
 namespace {
 
 // Every key ParseScalerMetadata reads (docs/scaler.md lists them with their defaults).
-constexpr std::array<std::string_view, 22> kWarmpoolKeys = {
+constexpr std::array<std::string_view, 24> kWarmpoolKeys = {
     "redis",           "redisAddress",       "queues",
     "keyPrefix",       "priorityLevels",     "countInFlight",
     "tasksPerReplica", "activationBacklog",  "minWarmReplicas",
@@ -18,7 +18,7 @@ constexpr std::array<std::string_view, 22> kWarmpoolKeys = {
     "waitCostPerHour", "replicaCostPerHour", "nodeUnneededSeconds",
     "warmWindows",     "drainSeconds",       "taskSeconds",
     "prewarm",         "etaPrewarm",         "targetWaitSeconds",
-    "forecast"};
+    "forecast",        "cooldownSeconds",    "scaleDownWindowSeconds"};
 
 // Keys KEDA itself reads from an external trigger's metadata and passes on in scalerMetadata
 // (kedacore/keda pkg/scalers/external_scaler.go, externalScalerMetadata: scalerAddress,
@@ -110,6 +110,14 @@ ResolvedKeys ResolveMetadataKeys(const std::map<std::string, std::string>& given
       if (IsKedaKey(base)) continue;
     }
     out.unknown.push_back(UnknownKeyMessage(key));
+  }
+  return out;
+}
+
+std::string PolicyKeysOf(const std::map<std::string, std::string>& given) {
+  std::string out;
+  for (const auto& [key, value] : ResolveMetadataKeys(given).values) {
+    out.append(key).append(1, '=').append(value).append(1, '\x1e');
   }
   return out;
 }

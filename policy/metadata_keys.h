@@ -22,6 +22,10 @@ struct ResolvedKeys {
 // conventions. Pure.
 ResolvedKeys ResolveMetadataKeys(const std::map<std::string, std::string>& given);
 
+// warmpool's keys of `given` as "key=value\x1e" in key order (`xFromEnv` read as `x`; KEDA's own
+// keys and unknown keys left out): one text for metadata written alike. Pure.
+std::string PolicyKeysOf(const std::map<std::string, std::string>& given);
+
 // The known key (warmpool's or KEDA's) closest to `key` by edit distance (optimal string
 // alignment, ignoring case; only the first 64 bytes of a longer key are compared). Pure.
 std::string ClosestKnownKey(std::string_view key);

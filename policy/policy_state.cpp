@@ -84,6 +84,23 @@ Status DecodeForecast(const nlohmann::json& j, ArrivalForecast* out) {
   return Status::Ok();
 }
 
+// The "asked" list EncodeState writes: [[sinceNs, replicas], ...], times increasing.
+Status DecodeAsked(const nlohmann::json& j, std::vector<AskedReplicas>* out) {
+  const Status bad = Status::InvalidArgument(
+      "policy state field \"asked\" must be at most 64 [sinceNs, replicas >= 0] pairs in time "
+      "order");
+  if (!j.is_array() || j.size() > kMaxAskedEntries) return bad;
+  std::vector<AskedReplicas> asked;
+  for (const auto& pair : j) {
+    if (!pair.is_array() || pair.size() != 2) return bad;
+    const AskedReplicas a{FromNanos(pair[0].get<int64_t>()), pair[1].get<int64_t>()};
+    if (a.replicas < 0 || (!asked.empty() && a.since <= asked.back().since)) return bad;
+    asked.push_back(a);
+  }
+  *out = std::move(asked);
+  return Status::Ok();
+}
+
 // Folds the mean v of n measured tasks into a duration estimate. Per-task EWMA: a mean over n
 // tasks weighs as n measurements, so the few long tasks that finish last in a burst do not
 // outweigh the many that finished together. Until 1/weight tasks are in it is their plain mean (a
@@ -194,6 +211,9 @@ PolicyState Observe(const PolicyState& state, const ScalerMetadata& spec, const 
     FoldDurations(&d.seconds, &d.count, f.seconds_sum / static_cast<double>(f.count), f.count);
     d.last_finished = now;
   }
+  const Decision asked = Decide(spec, obs, s, now);
+  s.asked = RecordAsked(std::move(s.asked), asked.active ? asked.desired_replicas : 0, now,
+                        HoldSettingsOf(spec));
   return s;
 }
 
@@ -234,6 +254,11 @@ std::string EncodeState(const PolicyState& state) {
                      {"partial", f.partial},
                      {"rate", f.rate},
                      {"days", f.days}};
+  }
+  if (!state.asked.empty()) {
+    nlohmann::json asked = nlohmann::json::array();
+    for (const AskedReplicas& a : state.asked) asked.push_back({ToNanos(a.since), a.replicas});
+    j["asked"] = std::move(asked);
   }
   return j.dump();
 }
@@ -304,6 +329,9 @@ Status DecodeState(std::string_view text, PolicyState* out) {
     }
     if (j.contains("forecast")) {
       if (Status st = DecodeForecast(j.at("forecast"), &s.forecast); !st.ok()) return st;
+    }
+    if (j.contains("asked")) {
+      if (Status st = DecodeAsked(j.at("asked"), &s.asked); !st.ok()) return st;
     }
     if (s.task_seconds < 0 || s.task_count < 0 || s.burst_work < 0 || s.period_peak < 0 ||
         s.cold_start_seconds < 0 || s.arrival_rate < 0 || s.last_work < 0 ||

@@ -10,6 +10,7 @@
 
 #include "common/status.h"
 #include "policy/arrival_forecast.h"
+#include "policy/held_pool.h"
 #include "policy/idle_gap_histogram.h"
 #include "policy/scaler_metadata.h"
 
@@ -116,6 +117,9 @@ struct PolicyState {
   // Tasks per hour by time of day (and weekday/weekend), for the `forecast` key. Learned in every
   // mode, so the mode is not part of what a shared state learns with.
   ArrivalForecast forecast;
+  // What Decide asked for (with the metadata the state learns with) within the HPA's scale-down
+  // window: the pool the HPA still holds (held_pool.h).
+  std::vector<AskedReplicas> asked;
 
   friend bool operator==(const PolicyState&, const PolicyState&) = default;
 };
@@ -131,7 +135,9 @@ struct PolicyState {
 //     start measurement when longer than coldStartSeconds / 2;
 //   - tasks that arrived since the previous observation (rise of pending + in_flight, plus the
 //     finished tasks measured_task_count reports) update arrival_rate and are counted in the
-//     hour's bucket of the time-of-day forecast (CountArrivals).
+//     hour's bucket of the time-of-day forecast (CountArrivals);
+//   - what Decide asks for with this observation and `spec` is remembered (RecordAsked), so a
+//     later decision knows the pool the HPA still holds.
 // Idempotent and monotonic: an observation at or before state.last_observed returns `state`
 // unchanged, so two scaler replicas applying the same observation agree. Pure.
 PolicyState Observe(const PolicyState& state, const ScalerMetadata& spec, const Observation& obs,

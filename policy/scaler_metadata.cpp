@@ -250,6 +250,8 @@ void ParsePolicyKeys(const std::map<std::string, std::string>& raw, Parser& p, S
   p.Double("waitCostPerHour", 0, false, &m.wait_cost_per_hour);
   p.Double("replicaCostPerHour", 0, false, &m.replica_cost_per_hour);
   p.Int("nodeUnneededSeconds", 0, &m.node_unneeded_seconds);
+  p.Int("cooldownSeconds", 0, &m.cooldown_seconds);
+  p.Int("scaleDownWindowSeconds", 0, &m.scale_down_window_seconds);
   if (auto it = raw.find("warmWindows"); it != raw.end()) {
     if (Status s = ParseWarmWindows(it->second, &m.warm_windows); !s.ok()) {
       p.Bad("warmWindows", it->second, s.message());

@@ -43,6 +43,13 @@ struct ScalerMetadata {
   // leaves a node the node stays (billed) this long, so a come-back within it costs only a pod
   // start; `auto` keep-alive subtracts it from the break-even time. 0 = nodes vanish at once.
   int64_t node_unneeded_seconds = 600;
+  // `cooldownSeconds` and `scaleDownWindowSeconds`: the ScaledObject's cooldownPeriod and its
+  // HPA's behavior.scaleDown.stabilizationWindowSeconds, which the scaler cannot read. While the
+  // policy stays active the HPA keeps the highest count it asked for within that window; `auto`
+  // keep-alive prices staying active with that pool (KeepsAlive in warm_policy.h). Defaults: what
+  // manifests/base ships.
+  int64_t cooldown_seconds = 60;
+  int64_t scale_down_window_seconds = 900;
   // `warmWindows`: time windows (UTC) with their own warm floor.
   std::vector<WarmWindow> warm_windows;
   // `targetWaitSeconds`: the queue-wait objective T, in seconds: a burst arriving on no warm

@@ -188,6 +188,21 @@ double KeepAliveSeconds(const ScalerMetadata& spec, const PolicyState& state) {
   return std::max(0.0, b - static_cast<double>(spec.node_unneeded_seconds));
 }
 
+HoldSettings HoldSettingsOf(const ScalerMetadata& spec) {
+  return {std::chrono::seconds(spec.scale_down_window_seconds),
+          std::chrono::seconds(spec.cooldown_seconds + kKedaPollSlackSeconds)};
+}
+
+bool KeepsAlive(const ScalerMetadata& spec, const PolicyState& state, Clock::time_point now) {
+  if (!state.idle_since) return false;
+  const double idle = Seconds(now - *state.idle_since);
+  const double budget = KeepAliveSeconds(spec, state);
+  if (spec.keep_alive_seconds) return idle < budget;
+  const int64_t held = std::max<int64_t>(1, HeldReplicas(state.asked, now, HoldSettingsOf(spec)));
+  const int64_t needed = std::clamp<int64_t>(PrewarmReplicas(spec, state), 1, held);
+  return idle * static_cast<double>(held) < budget * static_cast<double>(needed);
+}
+
 double PrewarmLeadSeconds(const ScalerMetadata& spec, const PolicyState& state) {
   return std::max(static_cast<double>(spec.cold_start_seconds), state.cold_start_seconds);
 }
@@ -273,7 +288,7 @@ Decision Decide(const ScalerMetadata& spec, const Observation& obs, const Policy
   }
   if (!d.active && state.idle_since) {
     const double idle = Seconds(now - *state.idle_since);
-    if (idle < KeepAliveSeconds(spec, state)) {
+    if (KeepsAlive(spec, state, now)) {
       apply(1, kReasonKeepAlive);
     } else {
       // The histogram runs start to start: measure from the last busy period's start.

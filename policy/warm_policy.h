@@ -54,6 +54,22 @@ double BreakEvenSeconds(const ScalerMetadata& spec, const PolicyState& state);
 //     nodeUnneededSeconds anyway, and a come-back within it costs only a pod start.
 double KeepAliveSeconds(const ScalerMetadata& spec, const PolicyState& state);
 
+// Slack over cooldownSeconds for KEDA's scale to zero, which acts at its next poll (KEDA's
+// default pollingInterval; manifests/base polls every 10 s).
+inline constexpr int64_t kKedaPollSlackSeconds = 30;
+
+// The HPA window and KEDA's time to zero that the metadata states (held_pool.h):
+// scaleDownWindowSeconds, and cooldownSeconds + kKedaPollSlackSeconds.
+HoldSettings HoldSettingsOf(const ScalerMetadata& spec);
+
+// Whether the keep-alive still holds at `now` (idle since state.idle_since). `keepAlive: N`: idle
+// < N. `auto`: KeepAliveSeconds is a budget of replica-seconds for the replicas the next burst
+// needs (m = PrewarmReplicas, at most the pool held), spent at the rate of the pool the HPA holds
+// while the policy stays active (H = HeldReplicas, at least 1): idle x H < KeepAliveSeconds x m.
+// Ski rental with the pool: renting costs what the HPA keeps, buying what the next burst boots.
+bool KeepsAlive(const ScalerMetadata& spec, const PolicyState& state,
+                std::chrono::system_clock::time_point now);
+
 // The pre-warm lead in seconds: max(coldStartSeconds, the measured cold start in `state`).
 double PrewarmLeadSeconds(const ScalerMetadata& spec, const PolicyState& state);
 
@@ -124,7 +140,8 @@ double PrewarmSlots(const ScalerMetadata& spec, const PolicyState& state);
 //      tasksPerReplica).
 //   3. warm floor: max(minWarmReplicas, the warmWindows floor at `now`) > 0: active.
 //   4. ETA pre-warm: the earliest scheduled eta is within the pre-warm lead: active, >= 1.
-//   5. keep-alive: idle for less than KeepAliveSeconds since work ended: active, >= 1.
+//   5. keep-alive: KeepsAlive (idle for less than KeepAliveSeconds since work ended, the budget
+//      spent faster while the HPA holds a larger pool than the next burst needs): active, >= 1.
 //   6. learned pre-warm: the gaps as long as the lead (lead = PrewarmLeadSeconds) are
 //      representative, their 5th-99th percentile spread is sharp (<= max(B, head / 2)) and now is
 //      in [busy_since + head - lead, busy_since + p99]: active with the replicas the expected

@@ -20,6 +20,8 @@ std::string ProbeTarget::CacheKey() const {
   key += '\x1f';
   key += std::to_string(learning.cold_start_seconds);
   key += learning.prewarm_histogram ? "h" : "-";
+  key += '\x1f';
+  key += policy_keys;
   return key;
 }
 

@@ -28,10 +28,13 @@ struct ProbeTarget {
   std::vector<int> priority_levels;  // kombu priority steps
   bool read_unacked = true;          // read the unacked hash (in flight and scheduled)
   bool count_in_flight = true;       // in-flight tasks count as work (countInFlight)
-  // The metadata the shared policy state learns with (policy::Observe): that of the ScaledObject
-  // whose plan made this target. Only the keys Observe reads are part of the identity
-  // (coldStartSeconds, prewarm), so objects that differ in them read and learn apart.
+  // The metadata the shared policy state learns with (policy::Observe), which also remembers
+  // what Decide asks for with it (PolicyState::asked: the pool this ScaledObject's HPA holds):
+  // that of the ScaledObject whose plan made this target. Its trigger metadata, apart from
+  // KEDA's own keys, is part of the identity (`policy_keys`, canonical "key=value\x1e" in key
+  // order), so ScaledObjects that would decide differently read and learn apart.
   policy::ScalerMetadata learning;
+  std::string policy_keys;
 
   std::string CacheKey() const;
 };

@@ -6,6 +6,7 @@
 
 #include "common/fnv1a.h"
 #include "common/logging.h"
+#include "policy/metadata_keys.h"
 #include "redis/errors.h"
 #include "scaler/policy_state_store.h"
 #include "scaler/request_limits.h"
@@ -121,6 +122,7 @@ Status ScalerCore::Plan(const MetadataView& view, std::shared_ptr<const ScalerPl
   target.read_unacked = md.count_in_flight || md.eta_prewarm;
   target.count_in_flight = md.count_in_flight;
   target.learning = md;
+  target.policy_keys = policy::PolicyKeysOf(raw);
   plan->target_key = target.CacheKey();
   plan->metric_name = MetricNameFor(md);
   if (!md.target_wait_reachable_cold && md.min_warm_replicas == 0 && md.warm_windows.empty()) {
@@ -186,8 +188,9 @@ void ScalerCore::MeasureTaskTimes(const std::string& target_key, BacklogReading*
   obs->measured_task_seconds = finished.mean_seconds;
   if (finished.mean_seconds) obs->measured_task_count = finished.count;
   obs->finished_by_task = std::move(finished.by_task);
-  // For Decide (through ToObservation); Observe does not use it.
+  // For Decide (through ToObservation), and for the decision Observe remembers.
   reading->oldest_in_flight_seconds = policy::OldestInFlightSeconds(timing, reading->taken_at);
+  obs->oldest_in_flight_seconds = reading->oldest_in_flight_seconds;
 }
 
 BacklogReading ScalerCore::ReadAndPublish(const ProbeTarget& target,

@@ -55,6 +55,12 @@ class Simulation {
       Status s = policy::ParseScalerMetadata(policy_.meta, &parsed);
       if (!s.ok()) return s;
       meta_ = parsed.metadata;
+      // The scaler cannot read the ScaledObject; a deployment states its cooldown and HPA window
+      // in the metadata too, so unless --meta says otherwise the policy knows the simulated ones.
+      if (!policy_.meta.count("cooldownSeconds")) meta_.cooldown_seconds = policy_.keda.cooldown_s;
+      if (!policy_.meta.count("scaleDownWindowSeconds")) {
+        meta_.scale_down_window_seconds = policy_.hpa.down_stabilization_s;
+      }
     }
     switch (policy_.kind) {
       case PolicyKind::kWarmpool:

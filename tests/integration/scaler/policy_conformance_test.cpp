@@ -438,10 +438,10 @@ TEST_CASE("The scaler decides as the simulator with coldStartSeconds 120, keepAl
   }
 }
 
-// One queue, three ScaledObjects: "default" and "sizing" differ only in keys Observe does not
-// read, so they share one probe target and one policy state; "cold-start-120" learns apart with
-// its own coldStartSeconds (ProbeTarget::CacheKey, docs/scaler.md "Reads are shared"). Each
-// decides as the simulator run with its own metadata.
+// One queue, three ScaledObjects with their own metadata: each reads and learns apart (the state
+// also remembers what its own HPA was asked for; ProbeTarget::CacheKey, docs/scaler.md "Reads are
+// shared"), and each decides as the simulator run with its own metadata. A fourth with the
+// default's metadata shares the default's reading and state.
 TEST_CASE("ScaledObjects on one queue each decide as the simulator with their own metadata",
           "[conformance][integration]") {
   Raw sizing = kDefault;
@@ -450,8 +450,8 @@ TEST_CASE("ScaledObjects on one queue each decide as the simulator with their ow
   sizing["maxReplicas"] = "3";
   std::vector<Object> objects = {MakeObject("default", kDefault),
                                  MakeObject("cold-start-120", kColdStart120),
-                                 MakeObject("sizing", sizing)};
-  CHECK(RunConformance(objects) == 2);
+                                 MakeObject("sizing", sizing), MakeObject("default-2", kDefault)};
+  CHECK(RunConformance(objects) == 3);
   CHECK(objects[2].reasons.count("backlog-capped"));
 }
 

@@ -221,6 +221,26 @@ TEST_CASE("Observe is idempotent for repeated or stale observations", "[state]")
   CHECK(Observe(s, {}, Work(9), kT0 + seconds(1)) == once);  // older observation
 }
 
+TEST_CASE("Observe remembers what Decide asks for, with the metadata it learns with", "[state]") {
+  ScalerMetadata spec;
+  spec.drain_seconds.reset();  // one replica per task
+  PolicyState s;
+  s = Observe(s, spec, Work(6), kT0);
+  s = Observe(s, spec, Work(6, 2), kT0 + seconds(10));
+  s = Observe(s, spec, Work(0, 2), kT0 + seconds(20));
+  REQUIRE(s.asked.size() == 3);
+  CHECK(s.asked[0] == AskedReplicas{kT0, 6});
+  CHECK(s.asked[1] == AskedReplicas{kT0 + seconds(10), 8});
+  CHECK(s.asked[2] == AskedReplicas{kT0 + seconds(20), 2});  // the two still running
+  CHECK(HeldReplicas(s.asked, kT0 + seconds(20), HoldSettingsOf(spec)) == 8);
+  // Idle: keep-alive asks for one, the HPA still holds 8 until its window (900 s) has passed.
+  s = Observe(s, spec, Work(0), kT0 + seconds(30));
+  CHECK(s.asked.back().replicas <= 1);
+  CHECK(HeldReplicas(s.asked, kT0 + seconds(50), HoldSettingsOf(spec)) == 8);
+  spec.scale_down_window_seconds = 15;
+  CHECK(HeldReplicas(s.asked, kT0 + seconds(50), HoldSettingsOf(spec)) == 0);
+}
+
 TEST_CASE("EncodeState/DecodeState round-trip every field", "[state]") {
   PolicyState s;
   for (int i = 0; i < 30; ++i) {
@@ -237,6 +257,7 @@ TEST_CASE("EncodeState/DecodeState round-trip every field", "[state]") {
   REQUIRE(s.task_durations.size() == 2);
   REQUIRE(!s.forecast.rate.empty());  // hours were folded into the time-of-day forecast
   REQUIRE(s.waiting_since);
+  REQUIRE(!s.asked.empty());  // what Decide asked for since the pool last went to zero
   PolicyState back;
   REQUIRE(DecodeState(EncodeState(s), &back).ok());
   CHECK(back == s);
@@ -270,6 +291,14 @@ TEST_CASE("DecodeState rejects foreign or malformed text and leaves the output a
       R"("taskDurations":{"a":[5,3]}})",
       R"({"v":1,"busy":false,"gaps":[],"taskSeconds":0,"burstWork":0,"periodPeak":0,)"
       R"("taskDurations":[["a",5,3,0]]})",
+      R"({"v":1,"busy":false,"gaps":[],"taskSeconds":0,"burstWork":0,"periodPeak":0,)"
+      R"("asked":[[2000,3],[1000,1]]})",
+      R"({"v":1,"busy":false,"gaps":[],"taskSeconds":0,"burstWork":0,"periodPeak":0,)"
+      R"("asked":[[1000,-1]]})",
+      R"({"v":1,"busy":false,"gaps":[],"taskSeconds":0,"burstWork":0,"periodPeak":0,)"
+      R"("asked":[[1000]]})",
+      R"({"v":1,"busy":false,"gaps":[],"taskSeconds":0,"burstWork":0,"periodPeak":0,)"
+      R"("asked":{"1000":1}})",
   };
   for (const char* text : bad) {
     DYNAMIC_SECTION(text) {

@@ -288,6 +288,39 @@ TEST_CASE("Keep-alive: fixed, or break-even minus the node's own linger", "[poli
   }
 }
 
+TEST_CASE("Keep-alive: a larger pool held by the HPA spends the budget faster",
+          "[policy][keepalive]") {
+  // auto keep-alive of 300 s (nodes vanish at once): a budget of 300 replica-seconds for the one
+  // replica the next burst needs, spent at the rate of the pool the HPA still holds.
+  ScalerMetadata spec;
+  spec.node_unneeded_seconds = 0;
+  REQUIRE(KeepAliveSeconds(spec, {}) == Approx(300));
+  const auto ended = kNow - seconds(100);
+  PolicyState one = IdleSince(ended);
+  one.asked = {{ended - seconds(600), 1}, {ended, 1}};
+  CHECK(Decide(spec, Obs(0), one, kNow).reason == kReasonKeepAlive);  // 100 x 1 < 300
+  // A burst asked for 10 until work ended: the HPA holds all 10 for its 900-s window.
+  PolicyState pool = IdleSince(ended);
+  pool.asked = {{ended - seconds(600), 10}, {ended, 1}};
+  const Decision d = Decide(spec, Obs(0), pool, kNow);  // 100 x 10 >= 300
+  CHECK_FALSE(d.active);
+  CHECK(d.reason == kReasonIdle);
+  CHECK(Decide(spec, Obs(0), pool, ended + seconds(29)).reason == kReasonKeepAlive);
+  // A typical burst of 5 replicas' work: worth 5 x 300 replica-seconds of keeping the pool.
+  pool.burst_work = 5;
+  CHECK(Decide(spec, Obs(0), pool, kNow).reason == kReasonKeepAlive);  // 100 x 10 < 1500
+  CHECK_FALSE(Decide(spec, Obs(0), pool, ended + seconds(150)).active);
+  // Past the HPA's window the pool is gone and the plain keep-alive is left. A stated window
+  // (scaleDownWindowSeconds) moves that.
+  pool.burst_work = 0;
+  spec.scale_down_window_seconds = 60;
+  CHECK(Decide(spec, Obs(0), pool, kNow).reason == kReasonKeepAlive);
+  // `keepAlive: N` is kept as stated, whatever the HPA holds.
+  spec.scale_down_window_seconds = 900;
+  spec.keep_alive_seconds = 300;
+  CHECK(Decide(spec, Obs(0), pool, kNow).reason == kReasonKeepAlive);
+}
+
 TEST_CASE("Break-even grows with the price of the expected burst waiting", "[policy][keepalive]") {
   ScalerMetadata spec;
   CHECK(BreakEvenSeconds(spec, {}) == Approx(300));

@@ -319,7 +319,7 @@ TEST_CASE("The policy state goes through the source and carries over", "[scaler_
 
 // Issue 21: the scaler learned with policy::ScalerMetadata{} (coldStartSeconds 300) whatever the
 // ScaledObject said; the simulator passed the real metadata.
-TEST_CASE("The shared state learns with the ScaledObject's own coldStartSeconds",
+TEST_CASE("The shared state learns with the ScaledObject's own metadata",
           "[scaler_core][evaluate]") {
   Core c;
   const MetadataView md = {{"queues", "gpu"}, {"coldStartSeconds", "40"}};
@@ -332,14 +332,22 @@ TEST_CASE("The shared state learns with the ScaledObject's own coldStartSeconds"
   REQUIRE(o.status.ok());
   CHECK(o.eval.reading->state.cold_start_seconds == Approx(30));
 
-  // Objects that differ in what Observe reads learn apart; equal ones share one state.
-  std::shared_ptr<const ScalerPlan> a, b, d;
+  // Objects whose metadata differ learn apart: the state also remembers what each one's HPA was
+  // asked for. Equal ones share one state, whatever KEDA adds and however a key is written.
+  std::shared_ptr<const ScalerPlan> a, b, d, e;
   REQUIRE(c.core.Plan(md, &a).ok());
   REQUIRE(c.core.Plan({{"queues", "gpu"}, {"coldStartSeconds", "600"}}, &b).ok());
   REQUIRE(
       c.core.Plan({{"queues", "gpu"}, {"coldStartSeconds", "40"}, {"maxReplicas", "3"}}, &d).ok());
+  REQUIRE(c.core
+              .Plan({{"queues", "gpu"},
+                     {"coldStartSecondsFromEnv", "40"},
+                     {"scalerAddress", "warmpool-scaler.ns.svc:6000"}},
+                    &e)
+              .ok());
   CHECK(a->target_key != b->target_key);
-  CHECK(a->target_key == d->target_key);
+  CHECK(a->target_key != d->target_key);
+  CHECK(a->target_key == e->target_key);
 }
 
 TEST_CASE("Run times are measured from in-flight tags that vanish", "[scaler_core][evaluate]") {
