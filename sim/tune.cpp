@@ -248,6 +248,9 @@ std::string ScaledObjectPatch(const std::map<std::string, std::string>& meta) {
       if (v == kShippedWindow) continue;  // manifests/base already has it
       s.append("- op: add\n  path: /spec/advanced/horizontalPodAutoscalerConfig/behavior/");
       s.append("scaleDown/stabilizationWindowSeconds\n  value: ").append(v).append("\n");
+      // The scaler cannot read the HPA's window; the metadata tells the policy (KeepsAlive).
+      s.append("- op: add\n  path: /spec/triggers/0/metadata/scaleDownWindowSeconds\n");
+      s.append("  value: \"").append(v).append("\"\n");
       continue;
     }
     s.append("- op: add\n  path: /spec/triggers/0/metadata/").append(k).append("\n");

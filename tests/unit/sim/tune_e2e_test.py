@@ -82,7 +82,9 @@ def kustomize_cmd():
 # The op tune writes for a scale-down window other than the shipped one (sim/tune.h), rendered
 # too when the recommendation keeps the shipped window.
 WINDOW_OP = ("- op: add\n  path: /spec/advanced/horizontalPodAutoscalerConfig/behavior/scaleDown/"
-             "stabilizationWindowSeconds\n  value: 60\n")
+             "stabilizationWindowSeconds\n  value: 60\n"
+             "- op: add\n  path: /spec/triggers/0/metadata/scaleDownWindowSeconds\n"
+             "  value: \"60\"\n")
 
 
 def check_render(work, repo, patch_ops, overlay_name="overlay", extra=""):
@@ -198,14 +200,15 @@ def main():
         import yaml
         ops = yaml.safe_load(open("patch.yaml"))
         keys = {o["path"].rsplit("/", 1)[1] for o in ops}
-        if keys - {"taskSeconds", "stabilizationWindowSeconds"} != {
+        if keys - {"taskSeconds", "stabilizationWindowSeconds", "scaleDownWindowSeconds"} != {
                 "targetWaitSeconds", "prewarm", "forecast", "keepAlive"}:
             fail("patch keys %r" % keys)
         rec_line = [l for l in out.splitlines() if l.startswith("recommended:")][0]
         for o in ops:
             key, val = o["path"].rsplit("/", 1)[1], o["value"]
             want = {"targetWaitSeconds": "T%s" % val,
-                    "stabilizationWindowSeconds": "scaleDownWindow=%s" % val}.get(
+                    "stabilizationWindowSeconds": "scaleDownWindow=%s" % val,
+                    "scaleDownWindowSeconds": "scaleDownWindow=%s" % val}.get(
                         key, "%s=%s" % (key, val))
             if want not in rec_line:
                 fail("patch %s=%s is not the recommendation: %s" % (key, val, rec_line))

@@ -176,6 +176,11 @@ TEST_CASE("The patch sets the swept keys on trigger 0 as quoted strings", "[sim]
           .find(
               "- op: add\n  path: /spec/advanced/horizontalPodAutoscalerConfig/behavior/scaleDown/"
               "stabilizationWindowSeconds\n  value: 60\n") != std::string::npos);
+  // ... and the same window in the trigger metadata, where the policy reads it.
+  CHECK(
+      ScaledObjectPatch(short_window).find("metadata/scaleDownWindowSeconds\n  value: \"60\"\n") !=
+      std::string::npos);
+  CHECK(patch.find("scaleDownWindowSeconds") == std::string::npos);
   const std::string entry = KustomizationEntry("tune.yaml");
   CHECK(entry.find("- path: tune.yaml") != std::string::npos);
   CHECK(entry.find("kind: ScaledObject") != std::string::npos);
