@@ -156,8 +156,10 @@ TEST_CASE("ProbeTarget cache keys differ by every field", "[backlog]") {
   b.learning.prewarm_histogram = false;
   CHECK(a.CacheKey() != b.CacheKey());
   b = a;
-  b.learning.max_replicas = 3;  // not read by Observe: same reading, same state
+  b.learning.max_replicas = 3;  // the other keys enter the identity as written, below
   CHECK(a.CacheKey() == b.CacheKey());
+  b.policy_keys = "maxReplicas=3\x1equeues=gpu\x1e";  // ScalerCore::Plan: PolicyKeysOf
+  CHECK(a.CacheKey() != b.CacheKey());
 }
 
 }  // namespace
