@@ -118,16 +118,15 @@ void FoldDurations(double* seconds, int64_t* count, double v, int64_t n_measured
 
 }  // namespace
 
-PolicyState Observe(const PolicyState& state, const ScalerMetadata& spec, const Observation& obs,
-                    Clock::time_point now) {
-  if (state.last_observed && now <= *state.last_observed) return state;
-  PolicyState s = state;
+PolicyState Observe(PolicyState s, const ScalerMetadata& spec, const Observation& obs,
+                    Clock::time_point now, Decision* decided) {
+  if (s.last_observed && now <= *s.last_observed) return s;
   const int64_t work = obs.pending + obs.in_flight;
   double rate_before = s.arrival_rate;  // decayed to now, without this observation's arrivals
-  if (state.last_observed) {
+  if (s.last_observed) {
     // Tasks that arrived meanwhile: the rise in work plus the tasks that finished (when measured;
     // otherwise only the rise is seen). Decaying count over tau: rate = sum(e^(-age/tau)) / tau.
-    const double dt = std::chrono::duration<double>(now - *state.last_observed).count();
+    const double dt = std::chrono::duration<double>(now - *s.last_observed).count();
     const int64_t finished = obs.measured_task_seconds ? obs.measured_task_count : 0;
     const auto arrived = static_cast<double>(std::max<int64_t>(0, work - s.last_work + finished));
     rate_before = s.arrival_rate * std::exp(-dt / kArrivalRateTau);
@@ -214,6 +213,7 @@ PolicyState Observe(const PolicyState& state, const ScalerMetadata& spec, const 
   const Decision asked = Decide(spec, obs, s, now);
   s.asked = RecordAsked(std::move(s.asked), asked.active ? asked.desired_replicas : 0, now,
                         HoldSettingsOf(spec));
+  if (decided) *decided = asked;
   return s;
 }
 

@@ -16,6 +16,8 @@
 
 namespace warmpool::policy {
 
+struct Decision;  // warm_policy.h
+
 // Time constant of PolicyState.arrival_rate, in seconds.
 inline constexpr double kArrivalRateTau = 3600;
 // Measured tasks after which the duration estimate is an EWMA rather than their plain mean (about
@@ -139,9 +141,12 @@ struct PolicyState {
 //   - what Decide asks for with this observation and `spec` is remembered (RecordAsked), so a
 //     later decision knows the pool the HPA still holds.
 // Idempotent and monotonic: an observation at or before state.last_observed returns `state`
-// unchanged, so two scaler replicas applying the same observation agree. Pure.
-PolicyState Observe(const PolicyState& state, const ScalerMetadata& spec, const Observation& obs,
-                    std::chrono::system_clock::time_point now);
+// unchanged, so two scaler replicas applying the same observation agree. When `decided` is given
+// and the observation is applied, it receives the decision remembered, which is Decide's answer
+// for this observation on the returned state (saves a caller deciding at `now` a second pass).
+// Pure; takes the state by value so a caller that replaces its own can move it in.
+PolicyState Observe(PolicyState state, const ScalerMetadata& spec, const Observation& obs,
+                    std::chrono::system_clock::time_point now, Decision* decided = nullptr);
 
 // Compact JSON (nlohmann): times as Unix nanoseconds, the histogram sparse as [bin, count] pairs.
 // Version field "v": 1. Pure.

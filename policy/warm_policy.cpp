@@ -196,11 +196,15 @@ HoldSettings HoldSettingsOf(const ScalerMetadata& spec) {
 bool KeepsAlive(const ScalerMetadata& spec, const PolicyState& state, Clock::time_point now) {
   if (!state.idle_since) return false;
   const double idle = Seconds(now - *state.idle_since);
-  const double budget = KeepAliveSeconds(spec, state);
-  if (spec.keep_alive_seconds) return idle < budget;
-  const int64_t held = std::max<int64_t>(1, HeldReplicas(state.asked, now, HoldSettingsOf(spec)));
-  const int64_t needed = std::clamp<int64_t>(PrewarmReplicas(spec, state), 1, held);
-  return idle * static_cast<double>(held) < budget * static_cast<double>(needed);
+  if (spec.keep_alive_seconds) return idle < KeepAliveSeconds(spec, state);
+  const int64_t held_now = HeldReplicas(state.asked, now, HoldSettingsOf(spec));
+  const int64_t held = std::max<int64_t>(1, held_now);
+  const auto needed =
+      static_cast<double>(std::clamp<int64_t>(PrewarmReplicas(spec, state), 1, held));
+  const double spent = idle * static_cast<double>(held);
+  // The auto budget never exceeds the break-even time: past it, skip reading the histogram.
+  if (spent >= BreakEvenSeconds(spec, state) * needed) return false;
+  return spent < KeepAliveSeconds(spec, state) * needed;
 }
 
 double PrewarmLeadSeconds(const ScalerMetadata& spec, const PolicyState& state) {

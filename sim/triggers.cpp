@@ -1,6 +1,7 @@
 #include "sim/triggers.h"
 
 #include <algorithm>
+#include <utility>
 
 namespace warmpool::sim {
 
@@ -28,8 +29,12 @@ policy::Observation ObservationOf(const ProbeSnapshot& snapshot, int64_t t,
 policy::Decision PolicyStep(const policy::ScalerMetadata& meta, const policy::Observation& obs,
                             int64_t t, policy::PolicyState* state) {
   const auto now = kSimEpoch + std::chrono::seconds(t);
-  *state = policy::Observe(*state, meta, obs, now);
-  return policy::Decide(meta, obs, *state, now);
+  if (state->last_observed && now <= *state->last_observed) {
+    return policy::Decide(meta, obs, *state, now);
+  }
+  policy::Decision decided;
+  *state = policy::Observe(std::move(*state), meta, obs, now, &decided);
+  return decided;
 }
 
 ProbeSnapshot WarmpoolTrigger::Probe() {

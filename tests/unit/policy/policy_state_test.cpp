@@ -1,6 +1,8 @@
 #include "policy/policy_state.h"
 
 #include <cmath>
+#include <set>
+#include <string>
 #include <vector>
 
 #include <catch2/catch.hpp>
@@ -239,6 +241,33 @@ TEST_CASE("Observe remembers what Decide asks for, with the metadata it learns w
   CHECK(HeldReplicas(s.asked, kT0 + seconds(50), HoldSettingsOf(spec)) == 8);
   spec.scale_down_window_seconds = 15;
   CHECK(HeldReplicas(s.asked, kT0 + seconds(50), HoldSettingsOf(spec)) == 0);
+}
+
+TEST_CASE("Observe hands back the decision it remembers, Decide's on the new state", "[state]") {
+  ScalerMetadata spec;  // keepAlive auto, the learned pre-warm: both read the state
+  PolicyState s;
+  std::set<std::string> reasons;
+  // Bursts of 3-9 tasks every 4 minutes for 3 hours, then every 30, each draining within 150 s,
+  // observed every 15 s: busy, kept alive, idle past KEDA's time to zero, pre-warmed.
+  for (int64_t t = 0; t < 12 * 3600; t += 15) {
+    const int64_t phase = t < 3 * 3600 ? t % 240 : t % 1800;
+    const int64_t burst = 3 + t / 3600 % 7;
+    const Observation obs = phase < 60    ? Work(burst)
+                            : phase < 150 ? Work(0, burst)
+                                          : Work(0);
+    const auto now = kT0 + seconds(t);
+    Decision decided;
+    decided.reason = "unset";
+    s = Observe(s, spec, obs, now, &decided);
+    CHECK(decided == Decide(spec, obs, s, now));
+    reasons.insert(decided.reason);
+    Decision stale;
+    stale.reason = "unset";
+    CHECK(Observe(s, spec, obs, now, &stale) == s);  // already applied: nothing decided
+    CHECK(stale.reason == "unset");
+  }
+  CHECK(reasons.count(std::string(kReasonKeepAlive)) == 1);
+  CHECK(reasons.count(std::string(kReasonPrewarm)) == 1);
 }
 
 TEST_CASE("EncodeState/DecodeState round-trip every field", "[state]") {
