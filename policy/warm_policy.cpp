@@ -198,6 +198,9 @@ bool KeepsAlive(const ScalerMetadata& spec, const PolicyState& state, Clock::tim
   const double idle = Seconds(now - *state.idle_since);
   if (spec.keep_alive_seconds) return idle < KeepAliveSeconds(spec, state);
   const int64_t held_now = HeldReplicas(state.asked, now, HoldSettingsOf(spec));
+  // KEDA has scaled to zero since the policy last asked for a pod: nothing is left to keep warm,
+  // and asking now would start a cold pod.
+  if (held_now == 0 && !state.asked.empty()) return false;
   const int64_t held = std::max<int64_t>(1, held_now);
   const auto needed =
       static_cast<double>(std::clamp<int64_t>(PrewarmReplicas(spec, state), 1, held));

@@ -321,6 +321,22 @@ TEST_CASE("Keep-alive: a larger pool held by the HPA spends the budget faster",
   CHECK(Decide(spec, Obs(0), pool, kNow).reason == kReasonKeepAlive);
 }
 
+TEST_CASE("Keep-alive does not restart a pool KEDA has scaled to zero", "[policy][keepalive]") {
+  ScalerMetadata spec;  // budget 300 replica-seconds, KEDA at zero 90 s after going inactive
+  spec.node_unneeded_seconds = 0;
+  const auto ended = kNow - seconds(200);
+  PolicyState s = IdleSince(ended);
+  // The 10 replicas held spent the budget in 30 s; the policy went inactive then.
+  s.asked = {{ended - seconds(600), 10}, {ended, 1}, {ended + seconds(30), 0}};
+  CHECK(Decide(spec, Obs(0), s, ended + seconds(100)).reason == kReasonIdle);  // 10 still held
+  // 170 s inactive: the pool is gone. One replica for 200 s is within the budget, but asking
+  // for it now would start a cold pod, not keep a warm one.
+  CHECK(Decide(spec, Obs(0), s, kNow).reason == kReasonIdle);
+  // Without a history (a restarted scaler) the plain keep-alive still holds.
+  s.asked.clear();
+  CHECK(Decide(spec, Obs(0), s, kNow).reason == kReasonKeepAlive);
+}
+
 TEST_CASE("Break-even grows with the price of the expected burst waiting", "[policy][keepalive]") {
   ScalerMetadata spec;
   CHECK(BreakEvenSeconds(spec, {}) == Approx(300));
