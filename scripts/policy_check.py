@@ -8,7 +8,7 @@ and of the held-out windows. The KEDA grid does not depend on the policy, so the
 runs are reused as they are.
 
 Usage: scripts/policy_check.py --sim NEW-warmpool-sim --report-dir OUT_DIR [--out-dir DIR]
-       [--seeds "1 2 3 4 5"] [--jobs 2] [--meta key=value ...]
+       [--seeds "1 2 3 4 5"] [--jobs 2] [--meta key=value ...] [--scaledobject key=value ...]
 (OUT_DIR: the --out-dir of a finished scripts/scaling_report.py run with the same seeds.)
 """
 import argparse
@@ -22,10 +22,12 @@ import scaling_population as population
 import scaling_report as report
 
 
-def jobs(seeds, meta, report_dir):
+def jobs(seeds, meta, report_dir, scaledobject=()):
     """warmpool's run (kind "base") of every workload and population member on each seed (the
-    held-out windows' members where the report imported them)."""
-    extra = ["--policies", "warmpool"] + [a for m in meta for a in ("--meta", m)]
+    held-out windows' members where the report imported them), with the metadata and the
+    Kubernetes settings (warmpool-sim run --scaledobject) given."""
+    extra = ["--policies", "warmpool"] + [a for m in meta for a in ("--meta", m)] + \
+        [a for k in scaledobject for a in ("--scaledobject", k)]
     out = [("base", w, s, extra) for w in filter(report.available, report.WORKLOADS)
            for s in report.seeds_of(w, seeds)]
     out += [("base", w, s, extra) for w in population_members()
@@ -87,13 +89,15 @@ def main():
     ap.add_argument("--seeds", default="1 2 3 4 5", help="the report's seeds")
     ap.add_argument("--jobs", type=int, default=2, help="runs in parallel")
     ap.add_argument("--meta", action="append", default=[], help="warmpool metadata key=value")
+    ap.add_argument("--scaledobject", action="append", default=[],
+                    help="warmpool's Kubernetes setting key=value (warmpool-sim run --scaledobject)")
     args = ap.parse_args()
     seeds = args.seeds.split()
     out_dir = args.out_dir or tempfile.mkdtemp()
     os.makedirs(out_dir, exist_ok=True)
     print(f"policy-check: runs in {out_dir}", file=sys.stderr)
-    report.run_jobs(args.sim, args.report_dir, out_dir, jobs(seeds, args.meta, args.report_dir),
-                    args.jobs, resume=True)
+    runs = jobs(seeds, args.meta, args.report_dir, args.scaledobject)
+    report.run_jobs(args.sim, args.report_dir, out_dir, runs, args.jobs, resume=True)
     print("\n".join(workload_lines(out_dir, args.report_dir, seeds) +
                     population_lines(out_dir, args.report_dir, seeds)))
 

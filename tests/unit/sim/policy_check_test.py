@@ -90,6 +90,19 @@ class PolicyCheck(unittest.TestCase):
                 report.TRACE_DATA = saved
             self.assertEqual(held, [("azf08-" + "c" * 12, "1")])
 
+    def test_passes_metadata_and_kubernetes_settings_to_every_run(self):
+        with tempfile.TemporaryDirectory() as trace, tempfile.TemporaryDirectory() as rep:
+            saved, report.TRACE_DATA = report.TRACE_DATA, trace
+            try:
+                runs = policy_check.jobs(["1"], ["keepAlive=300"], rep,
+                                         ["scaleDownStabilizationSeconds=300"])
+            finally:
+                report.TRACE_DATA = saved
+            self.assertTrue(runs)
+            for _, _, _, extra in runs:
+                self.assertEqual(extra, ["--policies", "warmpool", "--meta", "keepAlive=300",
+                                         "--scaledobject", "scaleDownStabilizationSeconds=300"])
+
 
 if __name__ == "__main__":
     unittest.main()
