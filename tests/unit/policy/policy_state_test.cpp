@@ -252,9 +252,7 @@ TEST_CASE("Observe hands back the decision it remembers, Decide's on the new sta
   for (int64_t t = 0; t < 12 * 3600; t += 15) {
     const int64_t phase = t < 3 * 3600 ? t % 240 : t % 1800;
     const int64_t burst = 3 + t / 3600 % 7;
-    const Observation obs = phase < 60    ? Work(burst)
-                            : phase < 150 ? Work(0, burst)
-                                          : Work(0);
+    const Observation obs = phase < 60 ? Work(burst) : phase < 150 ? Work(0, burst) : Work(0);
     const auto now = kT0 + seconds(t);
     Decision decided;
     decided.reason = "unset";
