@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <string>
 
 #include <nlohmann/json.hpp>
 
@@ -86,9 +87,9 @@ Status DecodeForecast(const nlohmann::json& j, ArrivalForecast* out) {
 
 // The "asked" list EncodeState writes: [[sinceNs, replicas], ...], times increasing.
 Status DecodeAsked(const nlohmann::json& j, std::vector<AskedReplicas>* out) {
-  const Status bad = Status::InvalidArgument(
-      "policy state field \"asked\" must be at most 64 [sinceNs, replicas >= 0] pairs in time "
-      "order");
+  const Status bad = Status::InvalidArgument("policy state field \"asked\" must be at most " +
+                                             std::to_string(kMaxAskedEntries) +
+                                             " [sinceNs, replicas >= 0] pairs in time order");
   if (!j.is_array() || j.size() > kMaxAskedEntries) return bad;
   std::vector<AskedReplicas> asked;
   for (const auto& pair : j) {
@@ -120,7 +121,10 @@ void FoldDurations(double* seconds, int64_t* count, double v, int64_t n_measured
 
 PolicyState Observe(PolicyState s, const ScalerMetadata& spec, const Observation& obs,
                     Clock::time_point now, Decision* decided) {
-  if (s.last_observed && now <= *s.last_observed) return s;
+  if (s.last_observed && now <= *s.last_observed) {
+    if (decided) *decided = Decide(spec, obs, s, now);
+    return s;
+  }
   const int64_t work = obs.pending + obs.in_flight;
   double rate_before = s.arrival_rate;  // decayed to now, without this observation's arrivals
   if (s.last_observed) {

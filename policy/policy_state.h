@@ -142,8 +142,8 @@ struct PolicyState {
 //     later decision knows the pool the HPA still holds.
 // Idempotent and monotonic: an observation at or before state.last_observed returns `state`
 // unchanged, so two scaler replicas applying the same observation agree. When `decided` is given
-// and the observation is applied, it receives the decision remembered, which is Decide's answer
-// for this observation on the returned state (saves a caller deciding at `now` a second pass).
+// it receives Decide's answer for this observation on the returned state: the decision remembered
+// when the observation is applied (a caller deciding at `now` need not decide again).
 // Pure; takes the state by value so a caller that replaces its own can move it in.
 PolicyState Observe(PolicyState state, const ScalerMetadata& spec, const Observation& obs,
                     std::chrono::system_clock::time_point now, Decision* decided = nullptr);

@@ -29,9 +29,6 @@ policy::Observation ObservationOf(const ProbeSnapshot& snapshot, int64_t t,
 policy::Decision PolicyStep(const policy::ScalerMetadata& meta, const policy::Observation& obs,
                             int64_t t, policy::PolicyState* state) {
   const auto now = kSimEpoch + std::chrono::seconds(t);
-  if (state->last_observed && now <= *state->last_observed) {
-    return policy::Decide(meta, obs, *state, now);
-  }
   policy::Decision decided;
   *state = policy::Observe(std::move(*state), meta, obs, now, &decided);
   return decided;

@@ -261,8 +261,8 @@ TEST_CASE("Observe hands back the decision it remembers, Decide's on the new sta
     reasons.insert(decided.reason);
     Decision stale;
     stale.reason = "unset";
-    CHECK(Observe(s, spec, obs, now, &stale) == s);  // already applied: nothing decided
-    CHECK(stale.reason == "unset");
+    CHECK(Observe(s, spec, obs, now, &stale) == s);  // already applied: the state stays
+    CHECK(stale == decided);                         // and the answer is the same
   }
   CHECK(reasons.count(std::string(kReasonKeepAlive)) == 1);
   CHECK(reasons.count(std::string(kReasonPrewarm)) == 1);
