@@ -17,6 +17,7 @@ import statistics
 import sys
 import tempfile
 
+import scaling_equal_service as equal
 import scaling_pareto as pareto
 import scaling_population as population
 import scaling_report as report
@@ -43,12 +44,12 @@ def population_members():
 
 def workload_lines(out_dir, report_dir, seeds):
     """The Targets table's figures of warmpool's runs in out_dir against the grid's in
-    report_dir (scaling_report.equal_service), one line per workload that ran."""
+    report_dir (scaling_equal_service.equal_service), one line per workload that ran."""
     ran = {w: report.Runs(out_dir, seeds).by_policy("base", w) for w in report.WORKLOADS}
     grid = {w: report.Runs(report_dir, seeds).by_policy("grid", w) for w in report.WORKLOADS}
     lines = [f"{'workload':14} {'GPU-h':>9} {'p95 s':>6} {'killed':>6} {'rev/h':>5} "
              f"{'cost@SLO':>8}  dominating"]
-    for w, e in report.equal_service(ran, grid, {}).items():
+    for w, e in equal.equal_service(ran, grid, {}).items():
         wp, cost = e["warmpool"], e["ratio"]
         killed = max(p["killedTasks"] + p["requeuedTasks"] for p in ran[w]["warmpool"])
         rev = max(p["reversalsPerHour"] for p in ran[w]["warmpool"])

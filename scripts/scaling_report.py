@@ -3,8 +3,8 @@
 workload of WORKLOADS over the seeds (warmpool and every baseline in one run), the KEDA grid, the
 sweeps and the cluster what-ifs, in parallel; then fills scripts/templates/SCALING.md.in (the
 prose lives there) and draws the plots (Debian python3-matplotlib). The Pareto front, cost at
-equal SLO and rule verdicts: scaling_pareto.py; the population of real functions:
-scaling_population.py.
+equal SLO and rule verdicts: scaling_pareto.py; each workload judged at equal service:
+scaling_equal_service.py; the population of real functions: scaling_population.py.
 
 Usage: scripts/scaling_report.py --sim build-report/sim/warmpool-sim [--jobs 2]
        [--seeds "1 2 3 4 5"] [--out-dir DIR] [--commit SHA]
@@ -23,6 +23,7 @@ import tempfile
 import time
 
 import report_template
+import scaling_equal_service as equal
 import scaling_pareto as pareto
 import scaling_plots
 import scaling_population as population
@@ -86,7 +87,6 @@ def workload_arg(out_dir, w, s):
         return population.workload_csv(out_dir, w, s)
     return os.path.join(out_dir, f"trace-{w}-{s}.csv") if WORKLOADS[w].source else w
 COST_TARGET = {"bursty": 0.7, "steady": 0.95}
-ORACLE_DURATIONS_TARGET = 1.5
 POLICIES = ["warmpool", "keda-redis-cd300", "keda-redis-cd60", "keepalive-600",
             "warmpool-prewarm-off", "always-on-1", "always-on-peak", "oracle-durations", "oracle"]
 GRID = ["--grid", "keda", "--policies", "keda-ll*"]  # the KEDA grid alone (sim/keda_grid.h)
@@ -162,9 +162,28 @@ def import_traces(sim, out_dir, seeds):
                            check=True, stderr=subprocess.DEVNULL)
 
 
+def stated_jobs(sim, out_dir, seeds):
+    """warmpool told each workload's mean task duration (`taskSeconds`, every other key at its
+    default) on each seed: what a first burst's unknown durations cost against the arrival-blind
+    oracle, which knows them. A generated workload is written out to take its mean."""
+    jobs = []
+    for w in filter(available, WORKLOADS):
+        for s in seeds_of(w, seeds):
+            path = workload_arg(out_dir, w, s)
+            if not WORKLOADS[w].source:
+                path = os.path.join(out_dir, f"generated-{w}-{s}.csv")
+                with open(path, "w") as f:
+                    subprocess.run([sim, "generate", "--workload", w, "--seed", s], stdout=f,
+                                   check=True)
+            stated = max(population.mean_duration(path), 0.001)  # taskSeconds > 0
+            jobs.append(("stated", w, s, ["--policies", "warmpool",
+                                          "--meta", f"taskSeconds={stated:.6g}"]))
+    return jobs
+
+
 def run_all(sim, out_dir, seeds, parallel, resume=False):
     import_traces(sim, out_dir, seeds)
-    jobs = job_list(seeds)
+    jobs = job_list(seeds) + stated_jobs(sim, out_dir, seeds)
     members = population.import_all(sim, out_dir, TRACE_DATA, AZF, population_seeds(seeds))
     jobs += population.jobs(members, SWEEP, GRID, out_dir, population_seeds(seeds))
     jobs += population.held_out_jobs(sim, out_dir, TRACE_DATA, AZF, GRID, population_seeds(seeds))
@@ -369,128 +388,21 @@ def results_sections(base):
 
 
 # ---- judged at equal service (issue 21) ----------------------------------------------------------
-def equal_service(base, grid, oracle_sweep):
-    """Per workload: warmpool's, the oracles' and every grid configuration's Point, the front,
-    cost at equal SLO, the grid configurations that dominate warmpool, and the cheapest
-    arrival-blind oracle (of oracle_sweep[w] and its default) that waits no longer than warmpool."""
-    out = {}
-    for w in WORKLOADS:
-        pols = pareto.summarize(base[w])
-        points = list(pareto.grid_points(grid[w]).values())
-        if "warmpool" not in pols or not points:
-            continue
-        wp = pols["warmpool"]
-        ratio, best = pareto.cost_at_equal_slo(wp, points)
-        out[w] = {"warmpool": wp, "oracle": pols.get("oracle"),
-                  "oracle-durations": pols.get("oracle-durations"), "points": points,
-                  "front": pareto.pareto_front(points), "ratio": ratio, "best": best,
-                  "dominating": pareto.dominating(wp, points)}
-        od = [pols["oracle-durations"]] if "oracle-durations" in pols else []
-        od += oracle_sweep.get(w, [])
-        out[w]["od-at-p95"] = pareto.cheapest_at_slo(od, wp)
-        # What the cost at equal SLO could be at warmpool's p95: the oracles' GPU-h there (the
-        # arrival-blind one's cheapest setting, the clairvoyant one when as fast) / the grid's.
-        oracle = pols.get("oracle")
-        oracle = oracle if oracle and pareto.no_slower(oracle, wp) else None
-        out[w]["od-bound"], out[w]["oracle-bound"] = (
-            pareto.gpuh_ratio(o, best) if o and best else None
-            for o in (out[w]["od-at-p95"], oracle))
-    return out
-
-
-def point_cells(p):
-    return f"{p.gpuh:.1f} | {p.p95:.0f} | {p.killed}" if p else "- | - | -"
-
-
-def cost_text(e):
-    if e["ratio"] is None:
-        text = "no grid config reaches warmpool's p95"
-        if e["front"]:  # the fastest that kills nothing: the end of the front
-            fast = e["front"][-1]
-            text += (f" (the fastest that kills nothing, `{fast.name}`: p95 {fast.p95:.0f} s for "
-                     f"{pareto.gpuh_ratio(fast, e['warmpool']):.2f}× warmpool's GPU-h)")
-        return text
-    return f"{e['ratio']:.2f} (`{e['best'].name}`)"
-
-
-def front_text(front):
-    """The front as `a` = `b` GPU-h / p95, configurations with the same medians on one entry."""
-    groups = []
-    for p in front:
-        if groups and (groups[-1][0].gpuh, groups[-1][0].p95) == (p.gpuh, p.p95):
-            groups[-1].append(p)
-        else:
-            groups.append([p])
-    return ", ".join(" = ".join(f"`{p.name}`" for p in g) + f" {g[0].gpuh:.1f} GPU-h / "
-                     f"{g[0].p95:.0f} s" for g in groups) or "empty"
-
-
-def dominating_text(e, limit=5):
-    names = [f"`{p.name}`" for p in e["dominating"]]
-    if not names:
-        return "none"
-    more = f" and {len(names) - limit} more" if len(names) > limit else ""
-    return ", ".join(names[:limit]) + more
-
-
-def oracle_ratio(e, key="oracle-durations"):
-    od = e[key]
-    return pareto.gpuh_ratio(e["warmpool"], od) if od and od.gpuh else None
-
-
-def oracle_at_p95_text(e):
-    """warmpool / the cheapest arrival-blind oracle setting that waits no longer than warmpool."""
-    od = e["od-at-p95"]
-    if od is None:
-        return "no oracle-durations setting swept waits as little as warmpool"
-    setting = pareto.setting_of(od) or "the shipped settings"
-    return (f"{oracle_ratio(e, 'od-at-p95'):.2f}× (oracle-durations with {setting}, "
-            f"p95 {od.p95:.0f} s)")
-
-
-def equal_service_sections(es):
-    """One section per workload: the Pareto plot, warmpool against the cheapest grid configuration
-    at its p95 and both oracles, what dominates it, and the front itself."""
-    out = []
-    for w, e in es.items():
-        rows = [f"| warmpool (default) | {point_cells(e['warmpool'])} |"]
-        best = e["best"]
-        label = f"cheapest grid config with p95 ≤ warmpool's: `{best.name}`" if best else \
-            "cheapest grid config with p95 ≤ warmpool's: none"
-        rows.append(f"| {label} | {point_cells(best)} |")
-        rows.append(f"| oracle-durations (knows durations, not arrivals) "
-                    f"| {point_cells(e['oracle-durations'])} |")
-        rows.append(f"| oracle (knows arrivals and durations) | {point_cells(e['oracle'])} |")
-        ratio = oracle_ratio(e)
-        out.append(
-            f"### {w} at equal service\n\n![Pareto front, {w}](img/pareto-{w}.png)\n\n"
-            "| | GPU-h | wait p95 (s) | killed (most on a seed) |\n|---|---|---|---|\n"
-            + "\n".join(rows) + "\n\n"
-            f"**Cost at equal SLO** (warmpool GPU-h / that config's): {cost_text(e)}. "
-            f"Grid configs that dominate warmpool: {dominating_text(e)}. "
-            f"warmpool / oracle-durations GPU-h: "
-            f"{'-' if ratio is None else f'{ratio:.2f}'}; against the cheapest "
-            f"oracle-durations that waits no longer than warmpool: {oracle_at_p95_text(e)}. "
-            f"{len(e['points'])} grid configs, {sum(p.killed == 0 for p in e['points'])} "
-            f"kill nothing; the front (GPU-h / p95): {front_text(e['front'])}.\n")
-    return "\n".join(out)
-
-
 def equal_service_targets(es, base):
     """The Targets (issue 21) table: one row per workload."""
     rows = []
     for w, e in es.items():
         kind = WORKLOADS[w].kind
         target = COST_TARGET[kind]
-        cost = (cost_text(e) if e["ratio"] is None else
+        cost = (equal.cost_text(e) if e["ratio"] is None else
                 f"{e['ratio']:.2f} ({verdict(e['ratio'] <= target)})")
         cost += "" if e["ratio"] is None else "; bounds: " + ", ".join(
             f"{name} {'-' if b is None else f'{b:.2f}'}"
             for name, b in (("oracle-durations", e["od-bound"]), ("oracle", e["oracle-bound"])))
         orc = "; at warmpool's p95: ".join(
-            "-" if r is None else f"{r:.2f}× ({verdict(r <= ORACLE_DURATIONS_TARGET)})"
-            for r in (oracle_ratio(e), oracle_ratio(e, "od-at-p95")))
-        dom = dominating_text(e, 3)
+            "-" if r is None else f"{r:.2f}× ({verdict(r <= equal.ORACLE_DURATIONS_TARGET)})"
+            for r in (equal.oracle_ratio(e), equal.oracle_ratio(e, "od-at-p95")))
+        dom = equal.dominating_text(e, 3)
         kills = field(base[w], "warmpool", "killedTasks")
         rev = field(base[w], "warmpool", "reversalsPerHour")
         rows.append(f"| {w} | {kind} (≤ {target}) | {cost} | {dom} ({verdict(not e['dominating'])}) "
@@ -522,8 +434,9 @@ def figures(runs, commit, es):
          "families": ", ".join(w for w in WORKLOADS if WORKLOADS[w].seeds),
          "ca_rows": ca_rows(base, ca1m, {w: runs.by_policy("ca1mgrid", w) for w in WORKLOADS})}
     v["results_sections"] = results_sections(base)
-    v["equal_service_sections"] = equal_service_sections(es)
+    v["equal_service_sections"] = equal.equal_service_sections(es)
     v["equal_service_targets"] = equal_service_targets(es, base)
+    v["oracle_bound_rows"] = equal.oracle_bound_rows(es, runs)
     for w in ("office", "weekly"):  # the bounds the prose cites
         for key, name in (("od-bound", "bound"), ("oracle-bound", "oracle_bound")):
             b = es.get(w, {}).get(key)
@@ -581,7 +494,7 @@ def main():
               file=sys.stderr)
     runs = Runs(out_dir, seeds)
     base = {w: runs.by_policy("base", w) for w in WORKLOADS}
-    es = equal_service(base, {w: runs.by_policy("grid", w) for w in WORKLOADS},
+    es = equal.equal_service(base, {w: runs.by_policy("grid", w) for w in WORKLOADS},
                        {w: pareto.swept(functools.partial(runs.by_policy, w=w),
                                         "oracle-durations", SWEEP + ORACLE_SWEEP)
                         for w in WORKLOADS})
