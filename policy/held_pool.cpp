@@ -30,6 +30,13 @@ std::vector<AskedReplicas> RecordAsked(std::vector<AskedReplicas> asked, int64_t
   return asked;
 }
 
+std::optional<ReleasedPool> PoolScaledToZero(const std::vector<AskedReplicas>& asked,
+                                             Clock::time_point now, const HoldSettings& hold) {
+  if (!ScaledToZero(asked, now, hold)) return std::nullopt;
+  const Clock::time_point at = asked.back().since + hold.to_zero;
+  return ReleasedPool{at, HeldReplicas(asked, at - Clock::duration(1), hold)};
+}
+
 int64_t HeldReplicas(const std::vector<AskedReplicas>& asked, Clock::time_point now,
                      const HoldSettings& hold) {
   if (ScaledToZero(asked, now, hold)) return 0;

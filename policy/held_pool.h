@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 namespace warmpool::policy {
@@ -40,6 +41,19 @@ struct HoldSettings {
 std::vector<AskedReplicas> RecordAsked(std::vector<AskedReplicas> asked, int64_t replicas,
                                        std::chrono::system_clock::time_point now,
                                        const HoldSettings& hold);
+
+// The pool KEDA scaled to zero: when it did (the last ask, inactive, plus HoldSettings::to_zero)
+// and the replicas the HPA held just before.
+struct ReleasedPool {
+  std::chrono::system_clock::time_point at;
+  int64_t replicas = 0;
+};
+
+// The pool KEDA has scaled to zero by `now`, when `asked` ends with an inactive entry old enough
+// for that (before RecordAsked forgets it); nullopt otherwise. Pure.
+std::optional<ReleasedPool> PoolScaledToZero(const std::vector<AskedReplicas>& asked,
+                                             std::chrono::system_clock::time_point now,
+                                             const HoldSettings& hold);
 
 // The replicas the HPA holds at `now`: the most asked for within the window; 0 once the policy
 // has been inactive long enough for KEDA to scale to zero (and nothing asked since). Pure.

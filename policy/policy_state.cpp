@@ -126,6 +126,12 @@ PolicyState Observe(PolicyState s, const ScalerMetadata& spec, const Observation
     return s;
   }
   const int64_t work = obs.pending + obs.in_flight;
+  // Before RecordAsked forgets it: the pool KEDA has just scaled to zero.
+  if (const auto released = PoolScaledToZero(s.asked, now, HoldSettingsOf(spec));
+      released && released->replicas > 0) {
+    s.released_at = released->at;
+    s.released_replicas = released->replicas;
+  }
   double rate_before = s.arrival_rate;  // decayed to now, without this observation's arrivals
   if (s.last_observed) {
     // Tasks that arrived meanwhile: the rise in work plus the tasks that finished (when measured;
@@ -184,7 +190,17 @@ PolicyState Observe(PolicyState s, const ScalerMetadata& spec, const Observation
         }
       }
       const double waited = std::chrono::duration<double>(now - asked).count();
-      if (waited > static_cast<double>(spec.cold_start_seconds) / 2) {
+      if (waited <= static_cast<double>(spec.cold_start_seconds) / 2) {
+        // Short: a warm pod, or a pod start on a node still up. The latter, when KEDA was at
+        // zero with the last pool's nodes lingering, is what a burst meanwhile waits for.
+        if (asked == *s.waiting_since && s.released_at && asked >= *s.released_at &&
+            LingeringReplicas(spec, s, asked) > 0) {
+          s.warm_node_start_seconds =
+              s.warm_node_start_seconds == 0
+                  ? waited
+                  : (1 - kColdWeight) * s.warm_node_start_seconds + kColdWeight * waited;
+        }
+      } else {
         s.cold_start_seconds =
             s.cold_start_seconds == 0
                 ? waited
@@ -264,6 +280,9 @@ std::string EncodeState(const PolicyState& state) {
     for (const AskedReplicas& a : state.asked) asked.push_back({ToNanos(a.since), a.replicas});
     j["asked"] = std::move(asked);
   }
+  if (state.released_at) j["releasedAtNs"] = ToNanos(*state.released_at);
+  if (state.released_replicas > 0) j["releasedReplicas"] = state.released_replicas;
+  if (state.warm_node_start_seconds > 0) j["warmNodeStartSeconds"] = state.warm_node_start_seconds;
   return j.dump();
 }
 
@@ -337,9 +356,17 @@ Status DecodeState(std::string_view text, PolicyState* out) {
     if (j.contains("asked")) {
       if (Status st = DecodeAsked(j.at("asked"), &s.asked); !st.ok()) return st;
     }
+    if (j.contains("releasedAtNs")) s.released_at = FromNanos(j.at("releasedAtNs").get<int64_t>());
+    if (j.contains("releasedReplicas")) {
+      s.released_replicas = j.at("releasedReplicas").get<int64_t>();
+    }
+    if (j.contains("warmNodeStartSeconds")) {
+      s.warm_node_start_seconds = j.at("warmNodeStartSeconds").get<double>();
+    }
     if (s.task_seconds < 0 || s.task_count < 0 || s.burst_work < 0 || s.period_peak < 0 ||
         s.cold_start_seconds < 0 || s.arrival_rate < 0 || s.last_work < 0 ||
-        s.arrival_rate_before_busy < 0) {
+        s.arrival_rate_before_busy < 0 || s.released_replicas < 0 ||
+        s.warm_node_start_seconds < 0) {
       return Status::InvalidArgument(
           "policy state has a negative duration, count or rate (they are all >= 0)");
     }

@@ -122,6 +122,14 @@ struct PolicyState {
   // What Decide asked for (with the metadata the state learns with) within the HPA's scale-down
   // window: the pool the HPA still holds (held_pool.h).
   std::vector<AskedReplicas> asked;
+  // The pool KEDA last scaled to zero (held_pool.h, PoolScaledToZero): its nodes stay for the
+  // cluster autoscaler's nodeUnneededSeconds, and a pod asked for meanwhile starts on one of them
+  // without a node boot (LingeringReplicas).
+  std::optional<std::chrono::system_clock::time_point> released_at;
+  int64_t released_replicas = 0;
+  // EWMA (weight 0.3) of measured waits for a first running task that began while such nodes
+  // were there: the pod start on a node that is already up; 0 = none yet.
+  double warm_node_start_seconds = 0;
 
   friend bool operator==(const PolicyState&, const PolicyState&) = default;
 };
@@ -134,7 +142,10 @@ struct PolicyState {
 //   - a measured task duration updates the duration estimate: the plain mean of the first 33
 //     tasks, then an EWMA (weight 0.03 per task);
 //   - the wait from work appearing with nothing in flight to the first running task is a cold
-//     start measurement when longer than coldStartSeconds / 2;
+//     start measurement when longer than coldStartSeconds / 2; a shorter one that began while
+//     the last released pool's nodes lingered (LingeringReplicas) measures a pod start on such a
+//     node (warm_node_start_seconds);
+//   - the pool KEDA has just scaled to zero (PoolScaledToZero) is remembered with its time;
 //   - tasks that arrived since the previous observation (rise of pending + in_flight, plus the
 //     finished tasks measured_task_count reports) update arrival_rate and are counted in the
 //     hour's bucket of the time-of-day forecast (CountArrivals);

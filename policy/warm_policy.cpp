@@ -70,6 +70,17 @@ double BlendWithStated(const ScalerMetadata& spec, double seconds, int64_t task_
   return ((k - n) * *spec.task_seconds + n * measured) / k;
 }
 
+// The pre-warm window opens before KEDA would have scaled the pool it still has to zero: going
+// inactive now would drop that pool only to start a pod again at the opening (a restart and two
+// reversals), so one replica stays until then.
+bool BridgesToPrewarm(const ScalerMetadata& spec, const PolicyState& state, Clock::time_point now,
+                      double since) {
+  const std::optional<PrewarmWindow> w = LearnedPrewarmWindow(spec, state);
+  if (!w || since >= w->open) return false;
+  const HoldSettings hold = HoldSettingsOf(spec);
+  return w->open - since <= Seconds(hold.to_zero) && HeldReplicas(state.asked, now, hold) > 0;
+}
+
 }  // namespace
 
 double DrainSlots(const ScalerMetadata& spec, int64_t pending, int64_t in_flight,
@@ -119,8 +130,31 @@ double DrainSlots(const ScalerMetadata& spec, int64_t pending, int64_t in_flight
   // 1.10-1.23, p95 wait still within 60 s of KEDA's (docs/SCALING.md).
   const bool on_warm_pool = warm_slots > 0 && in_flight > 0;
   const double work_per_new_slot = on_warm_pool ? std::max(d, c) : d;
-  const double x = std::floor((w - std::max(0.0, r - a) * (c + d)) / work_per_new_slot + 1e-9);
+  double need = w - std::max(0.0, r - a) * (c + d);
+  // The nodes of the pool KEDA last scaled to zero that are still up take new slots after a pod
+  // start p instead of a cold start: each drains c + d - p by the same deadline, and its node is
+  // billed for the autoscaler's linger anyway, so they come first, as many as the work needs.
+  double fast = 0;
+  const double p = state.warm_node_start_seconds;
+  if (need > 0 && p > 0 && p < c) {
+    const double lingering =
+        static_cast<double>(LingeringReplicas(spec, state, now) * spec.tasks_per_replica);
+    fast = std::min(std::max(0.0, lingering - r), std::ceil(need / (c + d - p) - 1e-9));
+    need -= fast * (c + d - p);
+  }
+  const double x = fast > 0 ? fast + std::max(0.0, std::floor(need / work_per_new_slot + 1e-9))
+                            : std::floor(need / work_per_new_slot + 1e-9);
   return std::max(r, r + x);
+}
+
+int64_t LingeringReplicas(const ScalerMetadata& spec, const PolicyState& state,
+                          Clock::time_point t) {
+  if (!state.released_at || state.released_replicas <= 0 || t < *state.released_at) return 0;
+  const double since = Seconds(t - *state.released_at);
+  return since + static_cast<double>(kKedaPollSlackSeconds) <
+                 static_cast<double>(spec.node_unneeded_seconds)
+             ? state.released_replicas
+             : 0;
 }
 
 double PrewarmSlots(const ScalerMetadata& spec, const PolicyState& state) {
@@ -300,7 +334,11 @@ Decision Decide(const ScalerMetadata& spec, const Observation& obs, const Policy
     } else {
       // The histogram runs start to start: measure from the last busy period's start.
       const double since = state.busy_since ? Seconds(now - *state.busy_since) : idle;
-      if (InPrewarmWindow(spec, state, since)) apply(PrewarmReplicas(spec, state), kReasonPrewarm);
+      if (InPrewarmWindow(spec, state, since)) {
+        apply(PrewarmReplicas(spec, state), kReasonPrewarm);
+      } else if (BridgesToPrewarm(spec, state, now, since)) {
+        apply(1, kReasonKeepAlive);
+      }
     }
   }
 

@@ -70,6 +70,12 @@ HoldSettings HoldSettingsOf(const ScalerMetadata& spec);
 bool KeepsAlive(const ScalerMetadata& spec, const PolicyState& state,
                 std::chrono::system_clock::time_point now);
 
+// The replicas of the pool KEDA last scaled to zero whose nodes are still up at `t`: all of them
+// until nodeUnneededSeconds (less one KEDA poll) after the scale to zero, then none. The cluster
+// autoscaler removes a node that long after its last pod left (AKS default 10 minutes).
+int64_t LingeringReplicas(const ScalerMetadata& spec, const PolicyState& state,
+                          std::chrono::system_clock::time_point t);
+
 // The pre-warm lead in seconds: max(coldStartSeconds, the measured cold start in `state`).
 double PrewarmLeadSeconds(const ScalerMetadata& spec, const PolicyState& state);
 
@@ -101,6 +107,11 @@ std::optional<PrewarmWindow> LearnedPrewarmWindow(const ScalerMetadata& spec,
 // > 0), a new slot must have at least max(d, c) of work: x = floor((w - max(0, r - a) (c + d)) /
 // max(d, c)); a node that works less than its own cold start costs more than the tail it
 // shortens.
+// Lingering nodes: while the nodes of the pool KEDA last scaled to zero are still up
+// (LingeringReplicas) and a pod start on one has been measured (p =
+// state.warm_node_start_seconds < c), up to that many new slots (less the r running, which sit on
+// them) start after p and drain c + d - p each by the same deadline: they come first, as many as
+// the work needs (ceil), and only the rest goes to cold slots (floor, each >= d of work).
 // oldest_in_flight_seconds (Observation): while no duration is known, S is assumed to be
 // drainSeconds / 5 (one slot per 5 pending tasks, as KEDA's listLength 5) or this, if longer.
 // pending_sample (Observation): the task names of the pending messages delivered next; S is then
@@ -146,6 +157,9 @@ double PrewarmSlots(const ScalerMetadata& spec, const PolicyState& state);
 //      representative, their 5th-99th percentile spread is sharp (<= max(B, head / 2)) and now is
 //      in [busy_since + head - lead, busy_since + p99]: active with the replicas the expected
 //      burst needs (state.burst_work tasks, or PrewarmSlots when a duration is known; >= 1).
+//      Before the window, while KEDA still holds a pool, active with 1 replica (reason
+//      keep-alive) when the window opens within KEDA's time to zero (cooldownSeconds + a poll):
+//      dropping that pool would only start a pod again at the opening.
 //   7. otherwise inactive; desired = ceil(work / tasksPerReplica) (0 when idle), as v1.
 Decision Decide(const ScalerMetadata& spec, const Observation& obs, const PolicyState& state,
                 std::chrono::system_clock::time_point now);

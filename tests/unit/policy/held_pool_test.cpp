@@ -49,6 +49,19 @@ TEST_CASE("After a scale to zero the pool is gone", "[policy][held]") {
   CHECK(HeldReplicas(brief, kT0 + seconds(160), kHold) == 8);
 }
 
+TEST_CASE("The pool scaled to zero is what the HPA held just before", "[policy][held]") {
+  // 8 asked at 0, 3 from 100, inactive from 200: KEDA scales the 8 to zero at 290.
+  const auto asked = Ask({{0, 8}, {100, 3}, {200, 0}});
+  CHECK_FALSE(PoolScaledToZero(asked, kT0 + seconds(289), kHold));
+  const auto released = PoolScaledToZero(asked, kT0 + seconds(400), kHold);
+  REQUIRE(released);
+  CHECK(released->at == kT0 + seconds(290));
+  CHECK(released->replicas == 8);
+  // Still active, or nothing asked yet: nothing was released.
+  CHECK_FALSE(PoolScaledToZero(Ask({{0, 8}, {100, 3}}), kT0 + seconds(400), kHold));
+  CHECK_FALSE(PoolScaledToZero({}, kT0, kHold));
+}
+
 TEST_CASE("A history is bounded", "[policy][held]") {
   std::vector<AskedReplicas> asked;
   for (int64_t i = 0; i < 500; ++i) {

@@ -278,6 +278,9 @@ TEST_CASE("EncodeState/DecodeState round-trip every field", "[state]") {
   }
   s = Observe(s, {}, Work(2), kT0 + minutes(400));
   s.cold_start_seconds = 321.5;
+  s.released_at = kT0 + minutes(390);
+  s.released_replicas = 6;
+  s.warm_node_start_seconds = 58.5;
   Observation named = Work(2);
   named.finished_by_task = {{"app.resize", 7.5, 3}, {"app.\"quoted\" name", 90, 1}};
   s = Observe(s, {}, named, kT0 + minutes(401));
@@ -326,6 +329,12 @@ TEST_CASE("DecodeState rejects foreign or malformed text and leaves the output a
       R"("asked":[[1000]]})",
       R"({"v":1,"busy":false,"gaps":[],"taskSeconds":0,"burstWork":0,"periodPeak":0,)"
       R"("asked":{"1000":1}})",
+      R"({"v":1,"busy":false,"gaps":[],"taskSeconds":0,"burstWork":0,"periodPeak":0,)"
+      R"("releasedReplicas":-2})",
+      R"({"v":1,"busy":false,"gaps":[],"taskSeconds":0,"burstWork":0,"periodPeak":0,)"
+      R"("warmNodeStartSeconds":-5})",
+      R"({"v":1,"busy":false,"gaps":[],"taskSeconds":0,"burstWork":0,"periodPeak":0,)"
+      R"("releasedAtNs":"soon"})",
   };
   for (const char* text : bad) {
     DYNAMIC_SECTION(text) {
