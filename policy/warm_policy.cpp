@@ -70,15 +70,14 @@ double BlendWithStated(const ScalerMetadata& spec, double seconds, int64_t task_
   return ((k - n) * *spec.task_seconds + n * measured) / k;
 }
 
-// The pre-warm window opens before KEDA would have scaled the pool it still has to zero: going
-// inactive now would drop that pool only to start a pod again at the opening (a restart and two
-// reversals), so one replica stays until then.
+// The pre-warm window opens `to_open` seconds from now, before KEDA would have scaled the pool it
+// still has to zero: going inactive now would drop that pool only to start a pod again at the
+// opening (a restart and two reversals), so one replica stays until then.
 bool BridgesToPrewarm(const ScalerMetadata& spec, const PolicyState& state, Clock::time_point now,
-                      double since) {
-  const std::optional<PrewarmWindow> w = LearnedPrewarmWindow(spec, state);
-  if (!w || since >= w->open) return false;
+                      double to_open) {
   const HoldSettings hold = HoldSettingsOf(spec);
-  return w->open - since <= Seconds(hold.to_zero) && HeldReplicas(state.asked, now, hold) > 0;
+  return to_open > 0 && to_open <= Seconds(hold.to_zero) &&
+         HeldReplicas(state.asked, now, hold) > 0;
 }
 
 }  // namespace
@@ -334,9 +333,10 @@ Decision Decide(const ScalerMetadata& spec, const Observation& obs, const Policy
     } else {
       // The histogram runs start to start: measure from the last busy period's start.
       const double since = state.busy_since ? Seconds(now - *state.busy_since) : idle;
-      if (InPrewarmWindow(spec, state, since)) {
+      const std::optional<PrewarmWindow> w = LearnedPrewarmWindow(spec, state);
+      if (w && since >= w->open && since < w->close) {
         apply(PrewarmReplicas(spec, state), kReasonPrewarm);
-      } else if (BridgesToPrewarm(spec, state, now, since)) {
+      } else if (w && BridgesToPrewarm(spec, state, now, w->open - since)) {
         apply(1, kReasonKeepAlive);
       }
     }
