@@ -62,6 +62,11 @@ std::vector<PolicySpec> DefaultPolicies(const std::map<std::string, std::string>
   if (!wp_meta.count("tasksPerReplica")) {
     wp_meta["tasksPerReplica"] = std::to_string(cluster.slots_per_pod);
   }
+  // A deployment mirrors the autoscaler's scale-down-unneeded-time in this key (manifests/base),
+  // so unless --meta says otherwise the policy knows the simulated cluster's.
+  if (!meta.count("nodeUnneededSeconds")) {
+    wp_meta["nodeUnneededSeconds"] = std::to_string(cluster.ca_unneeded_s);
+  }
   int64_t max_replicas = 100;
   if (auto it = wp_meta.find("maxReplicas"); it != wp_meta.end()) {
     max_replicas = std::max<int64_t>(1, std::atoll(it->second.c_str()));

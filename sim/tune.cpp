@@ -32,6 +32,7 @@ constexpr const char* kSweptKeys[] = {"targetWaitSeconds", "prewarm",     "forec
                                       "keepAlive",         "taskSeconds", kScaleDownWindowKey};
 
 const std::string kShippedWindow = std::to_string(shipped::kScaleDownStabilizationS);
+constexpr const char* kNodeUnneededKey = "nodeUnneededSeconds";
 
 std::map<std::string, std::string> Swept(const std::map<std::string, std::string>& meta) {
   std::map<std::string, std::string> out;
@@ -255,6 +256,13 @@ std::string ScaledObjectPatch(const std::map<std::string, std::string>& meta) {
     }
     s.append("- op: add\n  path: /spec/triggers/0/metadata/").append(k).append("\n");
     s.append("  value: \"").append(v).append("\"\n");
+  }
+  // Replayed on a cluster whose autoscaler keeps empty nodes for another time (--cluster
+  // caUnneededSeconds), the policy was told that time; the deployment must say it too.
+  if (const std::string unneeded = Get(meta, kNodeUnneededKey);
+      !unneeded.empty() && unneeded != shipped::TriggerMetadata().at(kNodeUnneededKey)) {
+    s.append("- op: add\n  path: /spec/triggers/0/metadata/").append(kNodeUnneededKey);
+    s.append("\n  value: \"").append(unneeded).append("\"\n");
   }
   return s;
 }

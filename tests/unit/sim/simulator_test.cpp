@@ -190,6 +190,20 @@ TEST_CASE("The oracle is never beaten on GPU-hours", "[sim][oracle]") {
 namespace warmpool::sim {
 namespace {
 
+TEST_CASE("warmpool's nodeUnneededSeconds follows the simulated autoscaler unless stated",
+          "[sim][warmpool]") {
+  Workload none;
+  none.horizon_s = 1;
+  ClusterConfig c;
+  CHECK(DefaultPolicies({}, none, c).front().meta.at("nodeUnneededSeconds") == "600");
+  c.ca_unneeded_s = 60;  // --cluster caUnneededSeconds=60
+  for (const auto& p : DefaultPolicies({}, none, c)) {
+    if (p.kind == PolicyKind::kWarmpool) CHECK(p.meta.at("nodeUnneededSeconds") == "60");
+  }
+  const auto stated = DefaultPolicies({{"nodeUnneededSeconds", "300"}}, none, c);
+  CHECK(stated.front().meta.at("nodeUnneededSeconds") == "300");
+}
+
 TEST_CASE("Cluster and ScaledObject what-if options are validated", "[sim][options]") {
   ClusterConfig c;
   CHECK(ApplyClusterOption("caUnneededSeconds", "60", &c).ok());

@@ -181,6 +181,16 @@ TEST_CASE("The patch sets the swept keys on trigger 0 as quoted strings", "[sim]
       ScaledObjectPatch(short_window).find("metadata/scaleDownWindowSeconds\n  value: \"60\"\n") !=
       std::string::npos);
   CHECK(patch.find("scaleDownWindowSeconds") == std::string::npos);
+  CHECK(patch.find("nodeUnneededSeconds") == std::string::npos);
+  // Replayed on a cluster whose autoscaler keeps empty nodes 60 s, the policy was told so: the
+  // deployment must state it too. The shipped 600 s needs no patch.
+  auto other_cluster = meta;
+  other_cluster["nodeUnneededSeconds"] = "60";
+  CHECK(ScaledObjectPatch(other_cluster)
+            .find("- op: add\n  path: /spec/triggers/0/metadata/"
+                  "nodeUnneededSeconds\n  value: \"60\"\n") != std::string::npos);
+  other_cluster["nodeUnneededSeconds"] = "600";
+  CHECK(ScaledObjectPatch(other_cluster) == patch);
   const std::string entry = KustomizationEntry("tune.yaml");
   CHECK(entry.find("- path: tune.yaml") != std::string::npos);
   CHECK(entry.find("kind: ScaledObject") != std::string::npos);
