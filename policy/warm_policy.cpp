@@ -214,10 +214,14 @@ double KeepAliveSeconds(const ScalerMetadata& spec, const PolicyState& state) {
     const double before = GapShareWithin(state.gaps, at(busy));
     const double soon =
         before < 1 ? (GapShareWithin(state.gaps, at(busy + b)) - before) / (1 - before) : 0;
-    if (g.representative && soon >= 0.5) {
-      return std::min(b, std::max(0.0, static_cast<double>(g.tail.count()) - busy));
+    if (g.representative) {
+      // The gaps say whether the next burst is likely within the break-even time: stay warm up
+      // to their p99 if so; if not, renting is wasted more often than not, whatever the linger.
+      return soon >= 0.5 ? std::min(b, std::max(0.0, static_cast<double>(g.tail.count()) - busy))
+                         : 0.0;
     }
   }
+  // Nothing learned yet: the deterministic ski rental, less the linger a come-back gets cheaply.
   return std::max(0.0, b - static_cast<double>(spec.node_unneeded_seconds));
 }
 

@@ -50,8 +50,11 @@ double BreakEvenSeconds(const ScalerMetadata& spec, const PolicyState& state);
 //   - if the gap histogram is representative and, given the time the last busy period already
 //     took, the next burst is at least 50 % likely within the break-even time B: min(B, p99 gap
 //     left) (the next arrival is likely soon: stay warm);
-//   - otherwise max(0, B - nodeUnneededSeconds): the node the pod leaves stays billed for
-//     nodeUnneededSeconds anyway, and a come-back within it costs only a pod start.
+//   - if it is representative and says the next burst is not that likely: 0 (renting would be
+//     wasted more often than not);
+//   - while it is not representative (nothing learned yet): max(0, B - nodeUnneededSeconds): the
+//     node the pod leaves stays billed for nodeUnneededSeconds anyway, and a come-back within it
+//     costs only a pod start.
 double KeepAliveSeconds(const ScalerMetadata& spec, const PolicyState& state);
 
 // Slack over cooldownSeconds for KEDA's scale to zero, which acts at its next poll (KEDA's

@@ -367,6 +367,19 @@ TEST_CASE("Histogram: short gaps are likely, so stay warm up to their p99", "[po
   CHECK_FALSE(Decide(spec, Obs(0), s, kNow).active);
 }
 
+TEST_CASE("Histogram: long gaps leave nothing to keep even where nodes vanish at once",
+          "[policy][histogram]") {
+  ScalerMetadata spec;
+  spec.node_unneeded_seconds = 0;                    // a come-back always costs a cold start
+  CHECK(KeepAliveSeconds(spec, {}) == Approx(300));  // nothing learned: the ski rental, B
+  PolicyState s = WithGaps({minutes(50), minutes(52), minutes(55), minutes(58)}, 3);
+  s.busy_since = kNow - minutes(1);
+  s.idle_since = kNow;
+  CHECK(KeepAliveSeconds(spec, s) == 0);  // the next burst is ~50 minutes away
+  s = WithGaps({seconds(20), seconds(50), seconds(80), seconds(100)}, 3);
+  CHECK(KeepAliveSeconds(spec, s) == Approx(132));  // likely soon: up to the p99 gap
+}
+
 TEST_CASE("Histogram: a sharp long gap pre-warms coldStartSeconds before the head",
           "[policy][histogram]") {
   ScalerMetadata spec;  // coldStartSeconds 300, auto keep-alive = 0 (nodes linger 600 s)
