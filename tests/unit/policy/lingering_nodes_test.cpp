@@ -5,6 +5,7 @@
 
 #include "policy/policy_state.h"
 #include "policy/warm_policy.h"
+#include "tests/unit/policy/observations.h"
 
 namespace warmpool::policy {
 namespace {
@@ -13,12 +14,7 @@ using std::chrono::minutes;
 using std::chrono::seconds;
 const auto kNow = std::chrono::system_clock::time_point(seconds(1'800'000'000));
 
-Observation Work(int64_t pending, int64_t in_flight = 0) {
-  Observation o;
-  o.pending = pending;
-  o.in_flight = in_flight;
-  return o;
-}
+using test::Work;
 
 // A cold burst landing now on a queue of 40-s tasks (defaults: coldStartSeconds 300,
 // drainSeconds 150, nodeUnneededSeconds 600), the last pool released `released_ago` earlier.

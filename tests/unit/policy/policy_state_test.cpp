@@ -8,6 +8,7 @@
 #include <catch2/catch.hpp>
 
 #include "policy/warm_policy.h"
+#include "tests/unit/policy/observations.h"
 
 namespace warmpool::policy {
 namespace {
@@ -16,12 +17,7 @@ using std::chrono::minutes;
 using std::chrono::seconds;
 const auto kT0 = std::chrono::system_clock::time_point(seconds(1'800'000'000));
 
-Observation Work(int64_t pending, int64_t in_flight = 0) {
-  Observation o;
-  o.pending = pending;
-  o.in_flight = in_flight;
-  return o;
-}
+using test::Work;
 
 TEST_CASE("Observe tracks busy periods, idle gaps and burst size", "[state]") {
   const ScalerMetadata spec;
