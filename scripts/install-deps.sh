@@ -9,6 +9,7 @@ PACKAGES=(
   libgrpc++-dev libabsl-dev libprotobuf-dev protobuf-compiler protobuf-compiler-grpc
   libhiredis-dev libspdlog-dev libfmt-dev catch2
   nlohmann-json3-dev libsimdjson-dev libcli11-dev prometheus-cpp-dev libssl-dev
+  libcurl4-openssl-dev
   libopencv-dev libgdal-dev gdal-bin
   openssl
   redis-server redis-tools

@@ -10,6 +10,8 @@
 #include "common/logging.h"
 #include "imagery/path_policy.h"
 #include "worker/cpu_budget.h"
+#include "worker/kube_api_client.h"
+#include "worker/pod_cost_publisher.h"
 #include "worker/task_registry.h"
 #include "worker/tasks/builtin_tasks.h"
 #include "worker/tasks/imagery_tasks.h"
@@ -53,6 +55,17 @@ int main(int argc, char** argv) {
     LogEvent(spdlog::level::critical, "bad_configuration", {{"error", e.what()}});
     return 2;
   }
+  // Bad in-cluster config is an error at start, not a publisher that silently never writes.
+  worker::KubeApiConfig kube_api;
+  if (options.pod_deletion_cost) {
+    Status s = worker::ResolveKubeApiConfig(worker::KubeEnvFromProcess(), worker::ReadFileContents,
+                                            &kube_api);
+    if (!s.ok()) {
+      LogEvent(spdlog::level::critical, "bad_configuration",
+               {{"flag", "--pod-deletion-cost"}, {"error", s.message()}});
+      return 2;
+    }
+  }
 
   // Signals go to one thread (sigwait), so no handler runs inside Redis or task code.
   sigset_t signals;
@@ -81,7 +94,12 @@ int main(int argc, char** argv) {
       w->RequestShutdown(/*cold=*/sig == SIGQUIT || count > 1);
     }
   });
+  std::unique_ptr<worker::PodCostPublisher> pod_cost;
+  if (options.pod_deletion_cost) {
+    pod_cost = worker::StartPodCostPublisher(kube_api, [&w] { return w->RunningSince(); });
+  }
   int code = w->Run();
+  pod_cost.reset();  // stops its thread, aborting a request in flight
   // Wake and end the signal thread.
   pthread_kill(signal_thread.native_handle(), SIGUSR2);
   signal_thread.join();

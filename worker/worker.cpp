@@ -79,6 +79,13 @@ bool Worker::HasAbandonedThreads() const { return state_->abandoned_threads.load
 
 int Worker::health_port() const { return health_ ? health_->port() : 0; }
 
+std::vector<Clock::time_point> Worker::RunningSince() const {
+  std::vector<Clock::time_point> out;
+  std::lock_guard lock(state_->mu);
+  for (const auto& [slot, job] : state_->running) out.push_back(job->started);
+  return out;
+}
+
 void Worker::RequestShutdown(bool cold) {
   if (cold) state_->cold.store(true);
   {

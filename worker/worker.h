@@ -3,6 +3,7 @@
 #include <chrono>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -55,6 +56,9 @@ class Worker {
 
   // Bound port of --health-listen (0 when off).
   int health_port() const;
+
+  // When each running task started (--pod-deletion-cost counts the long-running ones). Thread-safe.
+  std::vector<std::chrono::steady_clock::time_point> RunningSince() const;
 
  private:
   // Stops and joins the executor threads, then the finisher. Idempotent.

@@ -130,6 +130,11 @@ void AddWorkerFlags(CLI::App& app, WorkerOptions& opts, RawWorkerFlags& raw) {
                  "0 = never [default: 0]")
       ->envname("WARMPOOL_EXIT_WHEN_IDLE")
       ->check(CLI::Range(0.0, 7.0 * 86400));
+  app.add_flag("--pod-deletion-cost", opts.pod_deletion_cost,
+               "Annotate this pod with controller.kubernetes.io/pod-deletion-cost = the tasks "
+               "running for 10 s or more, so a ReplicaSet scale-in removes idle pods first. "
+               "Needs POD_NAME, POD_NAMESPACE and the service account token, and RBAC get/patch "
+               "on pods [default: off]");
   AddVersionFlag(app, "warmpool-worker");
 }
 

@@ -53,6 +53,10 @@ struct WorkerOptions {
   long max_tasks = 0;
   // --exit-when-idle: exit 0 once nothing was held and every queue empty this long (s); 0 = never.
   double exit_when_idle = 0;
+  // --pod-deletion-cost: keep the pod's controller.kubernetes.io/pod-deletion-cost annotation at
+  // the number of tasks running for 10 s or more, so a scale-in removes idle pods first
+  // (worker/pod_cost_publisher.h). Needs the in-cluster API config (pod_deletion_cost.h).
+  bool pod_deletion_cost = false;
 
   // messages taken at once, excluding ETA-held ones
   int prefetch_limit() const { return concurrency * prefetch_multiplier; }

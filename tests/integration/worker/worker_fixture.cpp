@@ -10,14 +10,15 @@ std::string ClientScript() { return PythonScriptsDir() + "/worker_client.py"; }
 
 WorkerFixture::WorkerFixture() : dir(MakeTempDir("worker-it")) {}
 
-std::unique_ptr<ChildProcess> WorkerFixture::StartWorker(const std::vector<std::string>& extra,
-                                                         const std::string& hostname) {
+std::unique_ptr<ChildProcess> WorkerFixture::StartWorker(
+    const std::vector<std::string>& extra, const std::string& hostname,
+    const std::map<std::string, std::string>& env) {
   std::vector<std::string> argv = {WorkerBinary(),     "--broker",    broker(),
                                    "--result-backend", backend(),     "--hostname",
                                    hostname,           "--log-level", "debug"};
   argv.insert(argv.end(), extra.begin(), extra.end());
   std::string log = dir + "/worker-" + std::to_string(++worker_count) + ".log";
-  return std::make_unique<ChildProcess>(argv, log);
+  return std::make_unique<ChildProcess>(argv, log, env);
 }
 
 nlohmann::json WorkerFixture::Client(const std::vector<std::string>& args,

@@ -24,9 +24,11 @@ class WorkerFixture {
   std::string broker() const { return redis.url(0); }
   std::string backend() const { return redis.url(1); }
 
-  // Starts warmpool-worker with --broker/--result-backend/--hostname plus `extra` flags.
+  // Starts warmpool-worker with --broker/--result-backend/--hostname plus `extra` flags, and
+  // `env` added to this process's environment.
   std::unique_ptr<ChildProcess> StartWorker(const std::vector<std::string>& extra = {},
-                                            const std::string& hostname = "warmpool@test");
+                                            const std::string& hostname = "warmpool@test",
+                                            const std::map<std::string, std::string>& env = {});
   // Runs worker_client.py with `args` (after the broker/backend flags) and parses its last
   // stdout line as JSON. Fails the test when it does not exit 0.
   nlohmann::json Client(const std::vector<std::string>& args,
