@@ -98,6 +98,7 @@ NO_TAIL = ["--cluster", "vmBootP95=240", "--cluster", "driverP95=90"]
 FAST_NODES = ["--cluster", "vmBootMedian=35", "--cluster", "vmBootP95=60", "--cluster",
               "driverMedian=5", "--cluster", "driverP95=10", "--cluster", "imagePullSeconds=5"]
 COMPARED = ["--policies", "warmpool,keda-redis-cd300,oracle"]
+NO_DELETION_COST = ["--scaledobject", "podDeletionCost=false"]
 # The knobs that trade GPU-h for wait, swept to judge a rule and the arrival-blind oracle at equal
 # p95: targetWaitSeconds around the default 450 (1.5 x coldStartSeconds 300), and keepAlive.
 def sweep_of(prefix, key, values):
@@ -132,6 +133,8 @@ def job_list(seeds):
             jobs.append(("grid", w, s, GRID))
             # The time-of-day forecast acting (the default runs it in shadow mode).
             jobs.append(("forecast", w, s, ["--meta", "forecast=on", "--policies", "warmpool"]))
+            # The worker without --pod-deletion-cost: the ReplicaSet blind to busy pods.
+            jobs.append(("nopdc", w, s, NO_DELETION_COST + ["--policies", "warmpool"]))
             jobs += [(kind, w, s, meta + SWEPT) for kind, meta in SWEEP]
             jobs += [(kind, w, s, meta + ["--policies", "oracle-durations"])
                      for kind, meta in ORACLE_SWEEP]
@@ -328,6 +331,29 @@ def ca_rows(base, ca1m, ca_grid):
     return "\n".join(rows)
 
 
+def deletion_cost_rows(runs, base):
+    """warmpool with the worker's --pod-deletion-cost (as shipped) against without it, on the
+    workloads where it changes anything; and the names of the others."""
+    rows, same = [], []
+    for w in WORKLOADS:
+        off = runs.by_policy("nopdc", w).get("warmpool")
+        on = base[w].get("warmpool")
+        if not off or not on:
+            continue
+        if all(a["billedGpuHours"] == b["billedGpuHours"] and a["waitP95"] == b["waitP95"]
+               for a, b in zip(on, off)):
+            same.append(w)
+            continue
+        gpuh = [a["billedGpuHours"] / b["billedGpuHours"] for a, b in zip(on, off)]
+        p95 = [a["waitP95"] - b["waitP95"] for a, b in zip(on, off)]
+        cells = [w, mmm(field({"x": on}, "x", "billedGpuHours")),
+                 mmm(field({"x": on}, "x", "waitP95"), "{:.0f}"),
+                 mmm(field({"x": off}, "x", "billedGpuHours")),
+                 mmm(field({"x": off}, "x", "waitP95"), "{:.0f}"), times(gpuh), secs(p95)]
+        rows.append("  | " + " | ".join(cells) + " |")  # inside a list item
+    return "\n".join(rows), ", ".join(same) or "none"
+
+
 def what_ifs(runs, base):
     """The cluster what-ifs: boots without their tail on W2, fast GPU nodes on W2 and W4."""
     v = {}
@@ -443,6 +469,7 @@ def figures(runs, commit, es):
             v[f"{name}_{w}"] = "-" if b is None else f"{b:.2f}×"
     v.update(cluster_values(runs.load("base", "W1")[0]["cluster"]))
     v.update(what_ifs(runs, base))
+    v["deletion_cost_rows"], v["deletion_cost_same"] = deletion_cost_rows(runs, base)
     v["prewarm_rows"], gains = prewarm_rows(runs, base)
     v.update({f"{rule}_{k}": str(gains[f"{rule} {verdict}"]) for rule in ("histogram", "forecast")
               for k, verdict in (("gains", "gain"), ("losses", "loss"))})

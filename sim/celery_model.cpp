@@ -64,6 +64,7 @@ void CeleryModel::Fetch(int64_t t, ClusterModel& cluster) {
         lost_at_[task_id] = -1;
       }
       p.tasks.push_back(task_id);
+      p.task_starts.push_back(t);
     }
   }
 }

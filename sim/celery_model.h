@@ -117,6 +117,8 @@ inline void CeleryModel::RunWorker(int64_t t, Pod& p) {
       tally_.last_completion = std::max(tally_.last_completion, task.end);
       p.tasks[k] = p.tasks.back();
       p.tasks.pop_back();
+      p.task_starts[k] = p.task_starts.back();
+      p.task_starts.pop_back();
       continue;
     }
     ++k;
@@ -129,6 +131,7 @@ inline void CeleryModel::RunWorker(int64_t t, Pod& p) {
       ++tally_.killed_tasks;
     }
     p.tasks.clear();
+    p.task_starts.clear();
   } else if (t >= p.requeue_at) {
     for (int id : p.tasks) {  // the worker's grace is over: requeue and exit
       Abandon(t, id, tally_.requeued_gpu_s);
@@ -136,6 +139,7 @@ inline void CeleryModel::RunWorker(int64_t t, Pod& p) {
       ++tally_.requeued_tasks;
     }
     p.tasks.clear();
+    p.task_starts.clear();
   }
 }
 

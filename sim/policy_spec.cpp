@@ -26,7 +26,8 @@ namespace {
 
 // warmpool as manifests/base ships it (sim/shipped_settings.h): external-push, its
 // pollingInterval, cooldownPeriod and initialCooldownPeriod, its HPA behavior, its trigger
-// metadata under the user's --meta, its pod grace and the worker's --grace-seconds. maxReplicas
+// metadata under the user's --meta, its pod grace, the worker's --grace-seconds and
+// --pod-deletion-cost. maxReplicas
 // is the cluster's, as for every policy.
 PolicySpec WarmpoolAsRecommended(const std::map<std::string, std::string>& wp_meta,
                                  int64_t max_replicas) {
@@ -49,6 +50,7 @@ PolicySpec WarmpoolAsRecommended(const std::map<std::string, std::string>& wp_me
   wp.grace_s = shipped::kTerminationGracePeriodS;
   wp.worker_grace_s = shipped::kWorkerGraceS;
   wp.visibility_timeout_s = shipped::kWorkerVisibilityTimeoutS;
+  wp.deletion_cost_after_s = shipped::kPodDeletionCostAfterS;
   return wp;
 }
 
@@ -118,6 +120,7 @@ std::vector<PolicySpec> DefaultPolicies(const std::map<std::string, std::string>
   oracle.grace_s = wp.grace_s;  // the same worker Deployment
   oracle.worker_grace_s = wp.worker_grace_s;
   oracle.visibility_timeout_s = wp.visibility_timeout_s;
+  oracle.deletion_cost_after_s = wp.deletion_cost_after_s;
   PolicySpec blind = oracle;  // before `oracle`, which stays last
   blind.name = "oracle-durations";
   blind.oracle_lead_s = 0;  // knows durations on arrival, no future arrivals (sim/oracle.h)
@@ -127,11 +130,16 @@ std::vector<PolicySpec> DefaultPolicies(const std::map<std::string, std::string>
 }
 
 Status ApplyScaledObjectOption(const std::string& key, const std::string& value, PolicySpec* p) {
-  if (key == "push" || key == "measureDurations") {
+  if (key == "push" || key == "measureDurations" || key == "podDeletionCost") {
     if (value != "true" && value != "false") {
       return Status::InvalidArgument("--scaledobject " + key + "=\"" + value + "\": true or false");
     }
-    (key == "push" ? p->keda.push : p->measure_durations) = value == "true";
+    const bool on = value == "true";
+    if (key == "podDeletionCost") {
+      p->deletion_cost_after_s = on ? shipped::kPodDeletionCostAfterS : -1;
+    } else {
+      (key == "push" ? p->keda.push : p->measure_durations) = on;
+    }
     return Status::Ok();
   }
   char* end = nullptr;
@@ -157,7 +165,7 @@ Status ApplyScaledObjectOption(const std::string& key, const std::string& value,
                                    "\": unknown setting (pollingInterval >= 1, cooldownPeriod, "
                                    "initialCooldownPeriod, scaleDownStabilizationSeconds, "
                                    "terminationGracePeriodSeconds, graceSeconds, push, "
-                                   "measureDurations)");
+                                   "measureDurations, podDeletionCost)");
   }
   return Status::Ok();
 }
@@ -190,6 +198,9 @@ std::map<std::string, std::string> DeployedSettings(const PolicySpec& p,
   }
   put("terminationGracePeriodSeconds", p.grace_s);
   if (p.worker_grace_s >= 0) put("graceSeconds", p.worker_grace_s);
+  if (p.kind != PolicyKind::kKedaRedis) {
+    out["podDeletionCost"] = p.deletion_cost_after_s >= 0 ? "true" : "false";
+  }
   put("visibilityTimeoutSeconds",
       p.visibility_timeout_s >= 0 ? p.visibility_timeout_s : cluster.visibility_timeout_s);
   return out;

@@ -25,9 +25,12 @@ struct PolicySpec {
   std::map<std::string, std::string> meta;  // warmpool: ScaledObject trigger metadata
   KedaConfig keda;
   HpaConfig hpa;
-  int64_t grace_s = 30;                // pod terminationGracePeriodSeconds (then SIGKILL)
-  int64_t worker_grace_s = -1;         // warmpool-worker --grace-seconds; -1: waits to SIGKILL
-  int64_t visibility_timeout_s = -1;   // worker --visibility-timeout; -1: the cluster's
+  int64_t grace_s = 30;               // pod terminationGracePeriodSeconds (then SIGKILL)
+  int64_t worker_grace_s = -1;        // warmpool-worker --grace-seconds; -1: waits to SIGKILL
+  int64_t visibility_timeout_s = -1;  // worker --visibility-timeout; -1: the cluster's
+  // warmpool-worker --pod-deletion-cost: a task counts in its pod's deletion cost once it has run
+  // this long (sim/shipped_settings.h); -1: the flag is off (Celery's own worker has none).
+  int64_t deletion_cost_after_s = -1;
   int64_t list_length = 5;             // kKedaRedis: listLength
   int64_t activation_list_length = 0;  // kKedaRedis: activationListLength
   int64_t cron_replicas = 0;           // kKedaRedis: + office-hours cron trigger of N; 0 = none
@@ -55,8 +58,9 @@ std::vector<PolicySpec> DefaultPolicies(const std::map<std::string, std::string>
 // Overrides one of warmpool's Kubernetes settings (what-if runs; baselines are never changed):
 // pollingInterval, cooldownPeriod, initialCooldownPeriod, scaleDownStabilizationSeconds,
 // terminationGracePeriodSeconds, graceSeconds (the worker's --grace-seconds) (integers >= 0),
-// push or measureDurations (true/false: whether the scaler reports measured task durations).
-// InvalidArgument names the key and value.
+// push, measureDurations (true/false: whether the scaler reports measured task durations) or
+// podDeletionCost (true/false: the worker's --pod-deletion-cost). InvalidArgument names the key and
+// value.
 Status ApplyScaledObjectOption(const std::string& key, const std::string& value, PolicySpec* p);
 
 // The settings `p` is simulated with, by their manifest names (ScaledObject, HPA behavior,

@@ -29,6 +29,11 @@ inline constexpr int64_t kPolicyPeriodS = 15;  // periodSeconds of every policy 
 inline constexpr int64_t kTerminationGracePeriodS = 86430;
 inline constexpr int64_t kWorkerGraceS = 86400;           // --grace-seconds
 inline constexpr int64_t kWorkerVisibilityTimeoutS = -1;  // --visibility-timeout; -1 = not set
+// --pod-deletion-cost is set: the worker annotates its pod with
+// controller.kubernetes.io/pod-deletion-cost, the number of its tasks that have run at least this
+// long (worker/pod_deletion_cost.h, kPodCostMinRunning), so the ReplicaSet scales idle pods in
+// first.
+inline constexpr int64_t kPodDeletionCostAfterS = 10;
 
 // The trigger metadata keys of scaledobject.yaml that the policy reads (connection, queue and
 // priority keys have no effect in the simulator; tasksPerReplica and maxReplicas see above).

@@ -101,7 +101,8 @@ class Simulation {
     celery_.RestoreVisible(t_, cluster_.AnyWarmPod());
     celery_.Fetch(t_, cluster_);
     Control();
-    cluster_.Reconcile(t_, deployment_.replicas(), policy_.grace_s, policy_.worker_grace_s);
+    cluster_.Reconcile(t_, deployment_.replicas(), policy_.grace_s, policy_.worker_grace_s,
+                       policy_.deletion_cost_after_s);
     cluster_.Schedule(t_);
     if ((t_ + ca_phase_) % cluster_config_.ca_scan_s == 0) cluster_.Autoscale(t_);
     celery_.Fetch(t_, cluster_);  // pods that became ready this second

@@ -327,6 +327,87 @@ def check_overlay(name, docs, source_text):
     return worker, scaler
 
 
+def token_mounted(docs, pod):
+    """Whether the pod gets an API token: its automountServiceAccountToken, else its account's."""
+    if "automountServiceAccountToken" in pod:
+        return bool(pod["automountServiceAccountToken"])
+    accounts = find(docs, "ServiceAccount", pod.get("serviceAccountName", "default"))
+    return not accounts or accounts[0].get("automountServiceAccountToken", True) is not False
+
+
+def env_field(container, name):
+    """The downward-API fieldPath an env variable comes from, or None."""
+    for e in container.get("env", []) or []:
+        if e.get("name") == name:
+            return ((e.get("valueFrom") or {}).get("fieldRef") or {}).get("fieldPath")
+    return None
+
+
+def check_api_access(where, docs, worker, scaler):
+    """Least privilege: the scaler gets no token; the worker one only for --pod-deletion-cost,
+    which PATCHes its own pod (docs/worker.md) and needs get/patch on pods, nothing more."""
+    if token_mounted(docs, pod_spec(scaler)):
+        fail(f"{where} Deployment/{scaler['metadata']['name']}",
+             "the scaler never calls the Kubernetes API: "
+             "automountServiceAccountToken must be false")
+    for kind in ("ClusterRole", "ClusterRoleBinding"):
+        for d in find(docs, kind):
+            fail(f"{where} {kind}/{d['metadata']['name']}", "warmpool needs no cluster-wide access")
+    for role in find(docs, "Role"):
+        for rule in role.get("rules", []) or []:
+            if (rule.get("apiGroups") != [""] or rule.get("resources") != ["pods"]
+                    or not set(rule.get("verbs", [])) <= {"get", "patch"}):
+                fail(f"{where} Role/{role['metadata']['name']}",
+                     f"rule {rule} grants more than get/patch on pods")
+    ww = f"{where} Deployment/{worker['metadata']['name']}"
+    wc, pod = containers(worker)[0], pod_spec(worker)
+    if "--pod-deletion-cost" not in [str(a) for a in wc.get("args", []) or []]:
+        if token_mounted(docs, pod):
+            fail(ww, "a token is mounted but --pod-deletion-cost is off: nothing uses it")
+        return
+    if not token_mounted(docs, pod):
+        fail(ww, "--pod-deletion-cost needs the service account token: "
+                 "automountServiceAccountToken: true")
+    for var, path in (("POD_NAME", "metadata.name"), ("POD_NAMESPACE", "metadata.namespace")):
+        if env_field(wc, var) != path:
+            fail(ww, f"--pod-deletion-cost needs env {var} from fieldRef {path}")
+    account = pod.get("serviceAccountName", "default")
+    ns = worker["metadata"].get("namespace")
+    roles = {r["metadata"]["name"] for r in find(docs, "Role")
+             if any("patch" in rule.get("verbs", []) for rule in r.get("rules", []) or [])}
+    if not any(b.get("roleRef", {}).get("kind") == "Role" and b["roleRef"].get("name") in roles
+               and any(s.get("kind") == "ServiceAccount" and s.get("name") == account
+                       and s.get("namespace") == ns for s in b.get("subjects", []) or [])
+               for b in find(docs, "RoleBinding")):
+        fail(ww, f"--pod-deletion-cost: no RoleBinding gives ServiceAccount {account} in {ns} a "
+                 "Role with patch on pods (the API server would answer 403)")
+
+
+def pod_templates(docs):
+    """(kind/name, pod spec) of every workload's pod template, a ScaledJob's Job's included."""
+    out = []
+    for d in docs:
+        spec = d.get("spec", {}) or {}
+        if d.get("kind") == "ScaledJob":
+            spec = spec.get("jobTargetRef", {}) or {}
+        pod = (spec.get("template") or {}).get("spec")
+        if pod:
+            out.append((f"{d['kind']}/{d['metadata']['name']}", pod))
+    return out
+
+
+def check_unused_access(where, docs):
+    """A RoleBinding to an account that no pod mounts a token of grants access nobody needs (the
+    ScaledJob overlay drops the worker's Role with the Deployment)."""
+    users = {p.get("serviceAccountName", "default") for _, p in pod_templates(docs)
+             if token_mounted(docs, p)}
+    for b in find(docs, "RoleBinding"):
+        for s in b.get("subjects", []) or []:
+            if s.get("kind") == "ServiceAccount" and s.get("name") not in users:
+                fail(f"{where} RoleBinding/{b['metadata']['name']}",
+                     f"binds ServiceAccount {s.get('name')}, which no pod with a token uses")
+
+
 def gpu_limit(container):
     return (container.get("resources", {}) or {}).get("limits", {}).get("nvidia.com/gpu")
 
@@ -388,9 +469,11 @@ def main():
     for name in a.overlays:
         docs = load(os.path.join(a.renders, f"overlay-{name}.yaml"))
         result = check_overlay(name, docs, source_text)
+        check_unused_access(f"overlay {name}", docs)
         if not result:
             continue
         worker, scaler = result
+        check_api_access(f"overlay {name}", docs, worker, scaler)
         if name == "aks":
             check_aks(docs, worker, scaler)
         if name == "local":

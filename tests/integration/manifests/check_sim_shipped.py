@@ -112,6 +112,8 @@ def main():
     expect("worker --visibility-timeout", arg_value(args, "--visibility-timeout",
                                                     VISIBILITY_DEFAULT),
            sim["visibilityTimeoutSeconds"])
+    expect("worker --pod-deletion-cost", "true" if "--pod-deletion-cost" in args else "false",
+           sim.get("podDeletionCost"))
 
     for e in errors:
         print("FAIL:", e)

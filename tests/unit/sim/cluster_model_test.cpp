@@ -125,6 +125,31 @@ TEST_CASE("ReplicaSet scale-down terminates the newest ready pod first", "[sim][
   CHECK(cluster.live_pods().size() == 2);  // busy: it stays until its task ends or the deadline
 }
 
+TEST_CASE("With pod-deletion-cost the ReplicaSet scales idle pods in before busy ones",
+          "[sim][cluster]") {
+  // warmpool-worker --pod-deletion-cost: a pod's cost is the number of its tasks that have run at
+  // least `after` seconds; the ReplicaSet ranks a lower cost first, before node crowding and
+  // ready age (kubernetes pkg/controller/controller_utils.go, ActivePodsWithRanks.Less).
+  ClusterConfig c = FixedCluster();
+  c.gpus_per_node = 2;
+  for (const int64_t started : {0, 15}) {
+    DYNAMIC_SECTION("task started at " << started) {
+      RunTally tally;
+      ClusterModel cluster(c, 1, tally);
+      cluster.Prewarm(2);
+      cluster.pods()[0].ready_since = 10;  // the newer pod, which goes first without the cost
+      cluster.pods()[0].tasks = {7};
+      cluster.pods()[0].task_starts = {started};
+      cluster.Reconcile(20, 1, 30, -1, 10);
+      // Run 20 s by then: it counts and the idle pod goes. Run 5 s: not yet (a task that short
+      // is over before the annotation would matter), so the usual ranking applies.
+      const bool counted = 20 - started >= 10;
+      CHECK(cluster.pods()[0].terminating == !counted);
+      CHECK(cluster.pods()[1].terminating == counted);
+    }
+  }
+}
+
 TEST_CASE("ReplicaSet scale-down takes doubled-up nodes first, then log-scale ready age",
           "[sim][cluster]") {
   // kubernetes pkg/controller/replicaset getPodsToDelete: more of the Deployment's pods on the
