@@ -65,21 +65,23 @@ struct FakePod {
   }
 };
 
-const PodCostTiming kFast{milliseconds(100), milliseconds(500), milliseconds(5)};
+// The interval is long against the test's own steps (a 50 ms flip must fall inside it even on a
+// loaded sanitizer run); the waits are longer still, since they only bound a failure's time.
+const PodCostTiming kFast{milliseconds(100), milliseconds(1000), milliseconds(5)};
 
 TEST_CASE("The publisher writes at start, on a change, and no more than once per interval",
           "[worker][pod_cost]") {
   FakePod pod;
   PodCostPublisher publisher("ns/p", pod.Running(), pod.Send(), kFast);
   publisher.Start();
-  REQUIRE(testing::WaitFor([&] { return pod.Count() == 1; }, milliseconds(2000)));
+  REQUIRE(testing::WaitFor([&] { return pod.Count() == 1; }, milliseconds(10000)));
   CHECK(pod.Costs() == std::vector<std::string>{"0"});  // a previous container may have left one
 
   {
     std::lock_guard lock(pod.mu);
     pod.running = {Clock::now()};
   }
-  REQUIRE(testing::WaitFor([&] { return pod.Count() == 2; }, milliseconds(3000)));
+  REQUIRE(testing::WaitFor([&] { return pod.Count() == 2; }, milliseconds(10000)));
   CHECK(pod.Costs() == std::vector<std::string>{"0", "1"});
 
   // The task ends and another long one is running again before the interval is over: the value
@@ -100,7 +102,7 @@ TEST_CASE("The publisher writes at start, on a change, and no more than once per
     std::lock_guard lock(pod.mu);
     pod.running.clear();
   }
-  REQUIRE(testing::WaitFor([&] { return pod.Count() == 3; }, milliseconds(3000)));
+  REQUIRE(testing::WaitFor([&] { return pod.Count() == 3; }, milliseconds(10000)));
   CHECK(pod.Costs() == std::vector<std::string>{"0", "1", "0"});
   CHECK(pod.MinGap() >= kFast.min_interval);
   publisher.Stop();
@@ -112,7 +114,7 @@ TEST_CASE("A refused write is retried after the interval until it is accepted",
   pod.fail_next = 2;
   PodCostPublisher publisher("ns/p", pod.Running(), pod.Send(), kFast);
   publisher.Start();
-  REQUIRE(testing::WaitFor([&] { return pod.Count() == 3; }, milliseconds(3000)));
+  REQUIRE(testing::WaitFor([&] { return pod.Count() == 3; }, milliseconds(10000)));
   std::this_thread::sleep_for(milliseconds(1000));
   CHECK(pod.Costs() == std::vector<std::string>{"0", "0", "0"});  // then accepted: no more
   CHECK(pod.MinGap() >= kFast.min_interval);
