@@ -346,10 +346,11 @@ def deletion_cost_rows(runs, base):
             continue
         gpuh = [a["billedGpuHours"] / b["billedGpuHours"] for a, b in zip(on, off)]
         p95 = [a["waitP95"] - b["waitP95"] for a, b in zip(on, off)]
-        cells = [w, mmm(field({"x": on}, "x", "billedGpuHours")),
-                 mmm(field({"x": on}, "x", "waitP95"), "{:.0f}"),
-                 mmm(field({"x": off}, "x", "billedGpuHours")),
-                 mmm(field({"x": off}, "x", "waitP95"), "{:.0f}"), times(gpuh), secs(p95)]
+        cells = [w]
+        for ps in (on, off):
+            cells += [mmm([p["billedGpuHours"] for p in ps]),
+                      mmm([p["waitP95"] for p in ps], "{:.0f}")]
+        cells += [times(gpuh), secs(p95)]
         rows.append("  | " + " | ".join(cells) + " |")  # inside a list item
     return "\n".join(rows), ", ".join(same) or "none"
 

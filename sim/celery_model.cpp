@@ -64,9 +64,13 @@ void CeleryModel::Fetch(int64_t t, ClusterModel& cluster) {
         lost_at_[task_id] = -1;
       }
       p.tasks.push_back(task_id);
-      p.task_starts.push_back(t);
     }
   }
+}
+
+int64_t CeleryModel::RunningAtLeast(const Pod& pod, int64_t t, int64_t seconds) const {
+  return std::count_if(pod.tasks.begin(), pod.tasks.end(),
+                       [&](int id) { return t - tasks_[id].start >= seconds; });
 }
 
 void CeleryModel::FinishAt(int64_t horizon, const ClusterModel& cluster) {

@@ -62,6 +62,9 @@ class CeleryModel {
   // End of the run: the part of running tasks before the horizon is busy time; tasks never
   // started (or lost and not restarted) wait up to the horizon and count as unfinished.
   void FinishAt(int64_t horizon, const ClusterModel& cluster);
+  // The tasks on `pod` that have run at least `seconds` at t: what warmpool-worker
+  // --pod-deletion-cost writes as the pod's deletion cost.
+  int64_t RunningAtLeast(const Pod& pod, int64_t t, int64_t seconds) const;
 
   const std::vector<SimTask>& tasks() const { return tasks_; }
   const std::deque<int>& queue() const { return queue_; }  // LLEN: runnable, not started
@@ -117,8 +120,6 @@ inline void CeleryModel::RunWorker(int64_t t, Pod& p) {
       tally_.last_completion = std::max(tally_.last_completion, task.end);
       p.tasks[k] = p.tasks.back();
       p.tasks.pop_back();
-      p.task_starts[k] = p.task_starts.back();
-      p.task_starts.pop_back();
       continue;
     }
     ++k;
@@ -131,7 +132,6 @@ inline void CeleryModel::RunWorker(int64_t t, Pod& p) {
       ++tally_.killed_tasks;
     }
     p.tasks.clear();
-    p.task_starts.clear();
   } else if (t >= p.requeue_at) {
     for (int id : p.tasks) {  // the worker's grace is over: requeue and exit
       Abandon(t, id, tally_.requeued_gpu_s);
@@ -139,7 +139,6 @@ inline void CeleryModel::RunWorker(int64_t t, Pod& p) {
       ++tally_.requeued_tasks;
     }
     p.tasks.clear();
-    p.task_starts.clear();
   }
 }
 

@@ -56,7 +56,7 @@ void ClusterModel::AdvanceNodes(int64_t t) {
 }
 
 void ClusterModel::Reconcile(int64_t t, int64_t replicas, int64_t grace_s, int64_t worker_grace_s,
-                             int64_t deletion_cost_after_s) {
+                             const DeletionCost& deletion_cost) {
   int64_t active = 0;
   for (int id : live_pods_) active += !pods_[id].terminating;
   for (; active < replicas; ++active) {
@@ -66,7 +66,7 @@ void ClusterModel::Reconcile(int64_t t, int64_t replicas, int64_t grace_s, int64
     live_pods_.push_back(static_cast<int>(pods_.size() - 1));
   }
   if (active <= replicas) return;
-  std::vector<int> victims = RankForScaleDown(t, deletion_cost_after_s);
+  std::vector<int> victims = RankForScaleDown(t, deletion_cost);
   victims.resize(static_cast<size_t>(active - replicas));
   for (int id : victims) {
     Pod& p = pods_[id];
@@ -80,12 +80,13 @@ void ClusterModel::Reconcile(int64_t t, int64_t replicas, int64_t grace_s, int64
 // ReplicaSet scale-down ranking, as kubernetes pkg/controller/replicaset getPodsToDelete sorts
 // controller.ActivePodsWithRanks (pkg/controller/controller_utils.go): 1. unscheduled before
 // scheduled; 2./3. pending or not ready before ready; 4. lower pod-deletion-cost first (0 when
-// unset; set only by warmpool-worker --pod-deletion-cost, see Reconcile); 5. more active pods of
+// unset; set only by warmpool-worker --pod-deletion-cost, see DeletionCost); 5. more active pods of
 // the Deployment on the same node first (getPodsRankedByRelatedPodsOnSameNode); 6. ready for
 // less time first, compared in log2 buckets of the ready duration (LogarithmicScaleDown, on by
 // default since 1.22; ties by pod UID, here a hash of the pod's index); 8. newer first. Without
 // the annotation it does not know which pods are busy.
-std::vector<int> ClusterModel::RankForScaleDown(int64_t t, int64_t deletion_cost_after_s) const {
+std::vector<int> ClusterModel::RankForScaleDown(int64_t t,
+                                                const DeletionCost& deletion_cost) const {
   std::vector<int> victims;
   std::vector<int64_t> on_node(nodes_.size(), 0);
   for (int id : live_pods_) {
@@ -97,10 +98,8 @@ std::vector<int> ClusterModel::RankForScaleDown(int64_t t, int64_t deletion_cost
     const int64_t d = t - p.ready_since;
     return d > 0 ? static_cast<int>(std::floor(std::log2(static_cast<double>(d) * 1e9))) : -1;
   };
-  const auto cost = [t, deletion_cost_after_s](const Pod& p) {
-    if (deletion_cost_after_s < 0) return std::ptrdiff_t{0};
-    return std::count_if(p.task_starts.begin(), p.task_starts.end(),
-                         [&](int64_t s) { return t - s >= deletion_cost_after_s; });
+  const auto cost = [&deletion_cost](const Pod& p) {
+    return deletion_cost ? deletion_cost(p) : int64_t{0};
   };
   // A stable stand-in for the random pod UID.
   const auto uid = [](int id) { return SplitMix64(static_cast<uint64_t>(id)); };

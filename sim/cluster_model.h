@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <limits>
 #include <random>
 #include <vector>
@@ -35,8 +36,7 @@ struct Pod {
   // The worker's own grace (warmpool-worker --grace-seconds): from then it requeues what still
   // runs and exits. Never for Celery's worker, which waits for its tasks until SIGKILL.
   int64_t requeue_at = std::numeric_limits<int64_t>::max();
-  std::vector<int> tasks;            // running task ids
-  std::vector<int64_t> task_starts;  // when each of `tasks` started, in the same order
+  std::vector<int> tasks;  // running task ids
 };
 
 // The Deployment's spec.replicas, counting changes and direction reversals (churn).
@@ -72,13 +72,16 @@ class ClusterModel {
   template <class RunWorker>
   void AdvancePods(int64_t t, RunWorker&& run_worker);
 
+  // A pod's controller.kubernetes.io/pod-deletion-cost (warmpool-worker --pod-deletion-cost);
+  // empty: unset on every pod (0), as Celery's own worker leaves it.
+  using DeletionCost = std::function<int64_t(const Pod&)>;
+
   // The ReplicaSet: creates pods up to `replicas`, or terminates the surplus (SIGTERM, deadline
   // t + grace_s; the worker requeues at t + worker_grace_s, < 0 = never) in Kubernetes'
-  // scale-down ranking, which does not know which pods are busy unless the worker says so:
-  // with deletion_cost_after_s >= 0 each pod's pod-deletion-cost is the number of its tasks
-  // that have run at least that long (warmpool-worker --pod-deletion-cost), and lower goes first.
+  // scale-down ranking, which does not know which pods are busy unless the worker says so
+  // through `deletion_cost` (lower goes first).
   void Reconcile(int64_t t, int64_t replicas, int64_t grace_s, int64_t worker_grace_s = -1,
-                 int64_t deletion_cost_after_s = -1);
+                 const DeletionCost& deletion_cost = {});
 
   // The scheduler: binds each pending pod to a ready node with a free GPU (most-allocated first,
   // then oldest); the pod is ready after the image pull (first time on the node) and model load.
@@ -109,7 +112,7 @@ class ClusterModel {
   void AddNode(int64_t t, bool already_ready);
   void RemovePod(int64_t t, int id);
   void RemoveIdleTerminating(int64_t t);
-  std::vector<int> RankForScaleDown(int64_t t, int64_t deletion_cost_after_s) const;
+  std::vector<int> RankForScaleDown(int64_t t, const DeletionCost& deletion_cost) const;
   void Bill(const Node& n, int64_t end);
 
   // The generator of the index-th node (kind 0) or pod (kind 1).

@@ -38,6 +38,11 @@ class Simulation {
     if (p.keda_phase_s >= 0) keda_phase_ = p.keda_phase_s;
     if (p.hpa_phase_s >= 0) hpa_phase_ = p.hpa_phase_s;
     if (c.ca_phase_s >= 0) ca_phase_ = c.ca_phase_s;
+    if (p.deletion_cost_after_s >= 0) {
+      deletion_cost_ = [this](const Pod& pod) {
+        return celery_.RunningAtLeast(pod, t_, policy_.deletion_cost_after_s);
+      };
+    }
   }
 
   Status Run(SimResult* out) {
@@ -102,7 +107,7 @@ class Simulation {
     celery_.Fetch(t_, cluster_);
     Control();
     cluster_.Reconcile(t_, deployment_.replicas(), policy_.grace_s, policy_.worker_grace_s,
-                       policy_.deletion_cost_after_s);
+                       deletion_cost_);
     cluster_.Schedule(t_);
     if ((t_ + ca_phase_) % cluster_config_.ca_scan_s == 0) cluster_.Autoscale(t_);
     celery_.Fetch(t_, cluster_);  // pods that became ready this second
@@ -166,6 +171,7 @@ class Simulation {
   policy::ScalerMetadata meta_;
   std::optional<Oracle> oracle_;
   std::unique_ptr<Trigger> trigger_;
+  ClusterModel::DeletionCost deletion_cost_;  // empty: the worker sets no pod-deletion-cost
   std::optional<KedaHpaModel> keda_hpa_;
   bool in_cold_start_ = false;
   std::vector<TimelineSample> timeline_;

@@ -387,11 +387,10 @@ def pod_templates(docs):
     """(kind/name, pod spec) of every workload's pod template, a ScaledJob's Job's included."""
     out = []
     for d in docs:
-        spec = d.get("spec", {}) or {}
-        if d.get("kind") == "ScaledJob":
-            spec = spec.get("jobTargetRef", {}) or {}
-        pod = (spec.get("template") or {}).get("spec")
-        if pod:
+        # A ScaledJob holds its Job spec under jobTargetRef, where a Deployment holds its own.
+        holder = {"spec": (d.get("spec", {}) or {}).get("jobTargetRef", {}) or {}} \
+            if d.get("kind") == "ScaledJob" else d
+        if pod := pod_spec(holder):
             out.append((f"{d['kind']}/{d['metadata']['name']}", pod))
     return out
 

@@ -2,6 +2,8 @@
 
 #include <catch2/catch.hpp>
 
+#include "sim/celery_model.h"
+
 namespace warmpool::sim {
 namespace {
 
@@ -138,9 +140,15 @@ TEST_CASE("With pod-deletion-cost the ReplicaSet scales idle pods in before busy
       ClusterModel cluster(c, 1, tally);
       cluster.Prewarm(2);
       cluster.pods()[0].ready_since = 10;  // the newer pod, which goes first without the cost
-      cluster.pods()[0].tasks = {7};
-      cluster.pods()[0].task_starts = {started};
-      cluster.Reconcile(20, 1, 30, -1, 10);
+      Workload w;
+      w.tasks.push_back(Task{static_cast<double>(started), 100, -1, "gpu", ""});
+      w.horizon_s = 200;
+      CeleryModel celery(w, 1, tally);
+      celery.Arrive(started);
+      celery.Fetch(started, cluster);  // the first ready pod takes it
+      REQUIRE(cluster.pods()[0].tasks.size() == 1);
+      cluster.Reconcile(20, 1, 30, -1,
+                        [&](const Pod& p) { return celery.RunningAtLeast(p, 20, 10); });
       // Run 20 s by then: it counts and the idle pod goes. Run 5 s: not yet (a task that short
       // is over before the annotation would matter), so the usual ranking applies.
       const bool counted = 20 - started >= 10;
