@@ -10,7 +10,7 @@ namespace warmpool::policy {
 namespace {
 
 // Every key ParseScalerMetadata reads (docs/scaler.md lists them with their defaults).
-constexpr std::array<std::string_view, 24> kWarmpoolKeys = {
+constexpr std::array<std::string_view, 25> kWarmpoolKeys = {
     "redis",           "redisAddress",       "queues",
     "keyPrefix",       "priorityLevels",     "countInFlight",
     "tasksPerReplica", "activationBacklog",  "minWarmReplicas",
@@ -18,7 +18,8 @@ constexpr std::array<std::string_view, 24> kWarmpoolKeys = {
     "waitCostPerHour", "replicaCostPerHour", "nodeUnneededSeconds",
     "warmWindows",     "drainSeconds",       "taskSeconds",
     "prewarm",         "etaPrewarm",         "targetWaitSeconds",
-    "forecast",        "cooldownSeconds",    "scaleDownWindowSeconds"};
+    "forecast",        "cooldownSeconds",    "scaleDownWindowSeconds",
+    "releasesPerHour"};
 
 // Keys KEDA itself reads from an external trigger's metadata and passes on in scalerMetadata
 // (kedacore/keda pkg/scalers/external_scaler.go, externalScalerMetadata: scalerAddress,

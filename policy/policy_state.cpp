@@ -131,6 +131,7 @@ PolicyState Observe(PolicyState s, const ScalerMetadata& spec, const Observation
       released && released->replicas > 0) {
     s.released_at = released->at;
     s.released_replicas = released->replicas;
+    s.release_budget_at = SpendRelease(spec, s.release_budget_at, released->at);
   }
   double rate_before = s.arrival_rate;  // decayed to now, without this observation's arrivals
   if (s.last_observed) {
@@ -283,6 +284,7 @@ std::string EncodeState(const PolicyState& state) {
   if (state.released_at) j["releasedAtNs"] = ToNanos(*state.released_at);
   if (state.released_replicas > 0) j["releasedReplicas"] = state.released_replicas;
   if (state.warm_node_start_seconds > 0) j["warmNodeStartSeconds"] = state.warm_node_start_seconds;
+  if (state.release_budget_at) j["releaseBudgetAtNs"] = ToNanos(*state.release_budget_at);
   return j.dump();
 }
 
@@ -362,6 +364,9 @@ Status DecodeState(std::string_view text, PolicyState* out) {
     }
     if (j.contains("warmNodeStartSeconds")) {
       s.warm_node_start_seconds = j.at("warmNodeStartSeconds").get<double>();
+    }
+    if (j.contains("releaseBudgetAtNs")) {
+      s.release_budget_at = FromNanos(j.at("releaseBudgetAtNs").get<int64_t>());
     }
     if (s.task_seconds < 0 || s.task_count < 0 || s.burst_work < 0 || s.period_peak < 0 ||
         s.cold_start_seconds < 0 || s.arrival_rate < 0 || s.last_work < 0 ||

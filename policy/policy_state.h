@@ -130,6 +130,9 @@ struct PolicyState {
   // EWMA (weight 0.3) of measured waits for a first running task that began while such nodes
   // were there: the pod start on a node that is already up; 0 = none yet.
   double warm_node_start_seconds = 0;
+  // The release budget's theoretical arrival time (GCRA, as a token bucket): each pool KEDA
+  // scales to zero moves it to max(it, then) + 3600 / releasesPerHour; nullopt = a full budget.
+  std::optional<std::chrono::system_clock::time_point> release_budget_at;
 
   friend bool operator==(const PolicyState&, const PolicyState&) = default;
 };

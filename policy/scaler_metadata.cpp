@@ -252,6 +252,17 @@ void ParsePolicyKeys(const std::map<std::string, std::string>& raw, Parser& p, S
   p.Int("nodeUnneededSeconds", 0, &m.node_unneeded_seconds);
   p.Int("cooldownSeconds", 0, &m.cooldown_seconds);
   p.Int("scaleDownWindowSeconds", 0, &m.scale_down_window_seconds);
+  if (auto it = raw.find("releasesPerHour"); it != raw.end()) {
+    double v = 0;
+    if (Lower(Trim(it->second)) == "off") {
+      m.releases_per_hour.reset();
+    } else if (ParseDouble(it->second, &v) && v >= ScalerMetadata::kMinReleasesPerHour &&
+               v <= 3600) {
+      m.releases_per_hour = v;
+    } else {
+      p.Bad("releasesPerHour", it->second, "must be off or a number from 0.01 to 3600");
+    }
+  }
   if (auto it = raw.find("warmWindows"); it != raw.end()) {
     if (Status s = ParseWarmWindows(it->second, &m.warm_windows); !s.ok()) {
       p.Bad("warmWindows", it->second, s.message());

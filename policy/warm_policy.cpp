@@ -201,6 +201,18 @@ double BreakEvenSeconds(const ScalerMetadata& spec, const PolicyState& state) {
   return static_cast<double>(spec.cold_start_seconds) * (1 + ratio);
 }
 
+namespace {
+
+// The share of the gaps longer than `elapsed` (seconds) that end within `within` more: how
+// likely the next busy period starts that soon, given none has started yet.
+double NextBurstWithin(const IdleGapHistogram& gaps, double elapsed, double within) {
+  const auto at = [](double s) { return std::chrono::seconds(static_cast<int64_t>(s)); };
+  const double before = GapShareWithin(gaps, at(elapsed));
+  return before < 1 ? (GapShareWithin(gaps, at(elapsed + within)) - before) / (1 - before) : 0;
+}
+
+}  // namespace
+
 double KeepAliveSeconds(const ScalerMetadata& spec, const PolicyState& state) {
   if (spec.keep_alive_seconds) return static_cast<double>(*spec.keep_alive_seconds);
   const double b = BreakEvenSeconds(spec, state);
@@ -210,10 +222,7 @@ double KeepAliveSeconds(const ScalerMetadata& spec, const PolicyState& state) {
     const double busy = state.idle_since && state.busy_since
                             ? std::max(0.0, Seconds(*state.idle_since - *state.busy_since))
                             : 0.0;
-    const auto at = [](double s) { return std::chrono::seconds(static_cast<int64_t>(s)); };
-    const double before = GapShareWithin(state.gaps, at(busy));
-    const double soon =
-        before < 1 ? (GapShareWithin(state.gaps, at(busy + b)) - before) / (1 - before) : 0;
+    const double soon = NextBurstWithin(state.gaps, busy, b);
     if (g.representative) {
       // The gaps say whether the next burst is likely within the break-even time: stay warm up
       // to their p99 if so; if not, renting is wasted more often than not, whatever the linger.
@@ -245,6 +254,36 @@ bool KeepsAlive(const ScalerMetadata& spec, const PolicyState& state, Clock::tim
   // The auto budget never exceeds the break-even time: past it, skip reading the histogram.
   if (spent >= BreakEvenSeconds(spec, state) * needed) return false;
   return spent < KeepAliveSeconds(spec, state) * needed;
+}
+
+std::optional<Clock::time_point> SpendRelease(const ScalerMetadata& spec,
+                                              std::optional<Clock::time_point> budget_at,
+                                              Clock::time_point at) {
+  if (!spec.releases_per_hour) return budget_at;
+  const auto interval = std::chrono::duration_cast<Clock::duration>(
+      std::chrono::duration<double>(3600.0 / *spec.releases_per_hour));
+  return std::max(budget_at.value_or(at), at) + interval;
+}
+
+bool HoldsForReleaseBudget(const ScalerMetadata& spec, const PolicyState& state,
+                           Clock::time_point now) {
+  if (!spec.releases_per_hour || !state.release_budget_at) return false;
+  const HoldSettings hold = HoldSettingsOf(spec);
+  const int64_t held = HeldReplicas(state.asked, now, hold);
+  // KEDA is at zero (or nothing was asked): nothing to keep. More than one held: the HPA keeps
+  // a burst's pool for its window, a cost per hour far above the churn a release adds.
+  if (held != 1) return false;
+  const auto tolerance = std::chrono::duration_cast<Clock::duration>(
+      std::chrono::duration<double>((kReleaseBurst - 1) * 3600.0 / *spec.releases_per_hour));
+  const double wait = Seconds(*state.release_budget_at - tolerance - (now + hold.to_zero));
+  if (wait <= 0) return false;
+  // Holding saves a release only if work comes back before the budget allows one; otherwise the
+  // pool is released then anyway and the hold was paid for nothing. Hold only where the gaps
+  // say that is likely (none learned yet: no hold).
+  if (!spec.prewarm_histogram || !state.busy_since || !SummariseGaps(state.gaps).representative) {
+    return false;
+  }
+  return NextBurstWithin(state.gaps, Seconds(now - *state.busy_since), wait) >= 0.5;
 }
 
 double PrewarmLeadSeconds(const ScalerMetadata& spec, const PolicyState& state) {
@@ -343,6 +382,9 @@ Decision Decide(const ScalerMetadata& spec, const Observation& obs, const Policy
       } else if (w && BridgesToPrewarm(spec, state, now, w->open - since)) {
         apply(1, kReasonKeepAlive);
       }
+    }
+    if (!d.active && work == 0 && HoldsForReleaseBudget(spec, state, now)) {
+      apply(1, kReasonReleaseBudget);
     }
   }
 

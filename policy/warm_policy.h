@@ -22,7 +22,9 @@ inline constexpr std::string_view kReasonWarmWindow = "warm-window";  // a warmW
 inline constexpr std::string_view kReasonEtaPrewarm = "eta-prewarm";  // scheduled task soon
 inline constexpr std::string_view kReasonKeepAlive = "keep-alive";    // idle, within keep-alive
 inline constexpr std::string_view kReasonPrewarm = "prewarm";         // histogram predicts work
-inline constexpr std::string_view kReasonForecast = "forecast";       // time-of-day forecast (on)
+inline constexpr std::string_view kReasonReleaseBudget =
+    "release-budget";  // idle, kept: the release budget is spent
+inline constexpr std::string_view kReasonForecast = "forecast";  // time-of-day forecast (on)
 inline constexpr std::string_view kReasonBelowActivation =
     "below-activation";                                  // work <= activationBacklog
 inline constexpr std::string_view kReasonIdle = "idle";  // nothing to do: scale to 0
@@ -78,6 +80,26 @@ bool KeepsAlive(const ScalerMetadata& spec, const PolicyState& state,
 // autoscaler removes a node that long after its last pod left (AKS default 10 minutes).
 int64_t LingeringReplicas(const ScalerMetadata& spec, const PolicyState& state,
                           std::chrono::system_clock::time_point t);
+
+// The release budget (GCRA, the token bucket of ATM traffic shaping, ITU-T I.371): at most
+// `releasesPerHour` pools scaled to zero per hour, kReleaseBurst of them back to back. The budget
+// is a time: a release at `at` conforms once at >= budget_at - (kReleaseBurst - 1) x T, with T =
+// 3600 / releasesPerHour, and spending moves it to max(budget_at, at) + T. A release the budget
+// did not allow (a burst's pool, or one the gaps gave no reason to hold) is owed the same way.
+inline constexpr double kReleaseBurst = 2;
+std::optional<std::chrono::system_clock::time_point> SpendRelease(
+    const ScalerMetadata& spec, std::optional<std::chrono::system_clock::time_point> budget_at,
+    std::chrono::system_clock::time_point at);
+
+// Whether the policy keeps one idle replica because releasing it now would overspend the release
+// budget: KEDA would scale to zero a poll and cooldownPeriod from now, at t, before the budget
+// allows, at a. Only where it saves a release: the gap histogram is representative and says the
+// next busy period more likely than not starts before a (NextBurstWithin >= 0.5); and only while
+// the HPA holds one replica (a burst's pool, held for the HPA's window, costs more per hour than
+// the churn its release adds: it is released, and its release spent).
+//   hold = held == 1 && t < a && P(next start <= now + (a - t) | none yet) >= 0.5
+bool HoldsForReleaseBudget(const ScalerMetadata& spec, const PolicyState& state,
+                           std::chrono::system_clock::time_point now);
 
 // The pre-warm lead in seconds: max(coldStartSeconds, the measured cold start in `state`).
 double PrewarmLeadSeconds(const ScalerMetadata& spec, const PolicyState& state);
@@ -163,7 +185,8 @@ double PrewarmSlots(const ScalerMetadata& spec, const PolicyState& state);
 //      Before the window, while KEDA still holds a pool, active with 1 replica (reason
 //      keep-alive) when the window opens within KEDA's time to zero (cooldownSeconds + a poll):
 //      dropping that pool would only start a pod again at the opening.
-//   7. otherwise inactive; desired = ceil(work / tasksPerReplica) (0 when idle), as v1.
+//   7. release budget: idle, nothing above applies, and HoldsForReleaseBudget: active, 1 replica.
+//   8. otherwise inactive; desired = ceil(work / tasksPerReplica) (0 when idle), as v1.
 Decision Decide(const ScalerMetadata& spec, const Observation& obs, const PolicyState& state,
                 std::chrono::system_clock::time_point now);
 

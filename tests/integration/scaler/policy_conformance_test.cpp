@@ -3,7 +3,7 @@
 // what warmpool-sim's WarmpoolTrigger runs per probe) take the same decision (active, desired
 // replicas, reason) at every step of one arrival trace: idle, a cold burst, its drain,
 // keep-alive and its expiry, a task held for an eta, bursts every 900 s that open the learned
-// pre-warm window, and a warmWindows floor.
+// pre-warm window and spend the release budget, and a warmWindows floor.
 //
 // Both sides see one queue: the trace model (TraceQueue) moves tasks between waiting, held for an
 // eta, running and done only at probe times, so the run times the scaler measures from delivery
@@ -431,8 +431,8 @@ TEST_CASE("The scaler decides as the simulator with coldStartSeconds 120, keepAl
           "[conformance][integration]") {
   std::vector<Object> objects = {MakeObject("cold-start-120", kColdStart120)};
   RunConformance(objects);
-  for (const char* reason :
-       {"idle", "drain", "in-flight", "keep-alive", "eta-prewarm", "prewarm", "warm-window"}) {
+  for (const char* reason : {"idle", "drain", "in-flight", "keep-alive", "eta-prewarm", "prewarm",
+                             "warm-window", "release-budget"}) {
     INFO(reason);
     CHECK(objects[0].reasons.count(reason));
   }

@@ -62,7 +62,8 @@ TEST_CASE("A burst on lingering nodes is sized for their pod start", "[policy][l
 
 TEST_CASE("Observe remembers the released pool and learns the pod start on its nodes",
           "[policy][linger]") {
-  const ScalerMetadata spec;  // cooldown 60 s: KEDA at zero 90 s after the policy goes inactive
+  ScalerMetadata spec;  // cooldown 60 s: KEDA at zero 90 s after the policy goes inactive
+  spec.releases_per_hour.reset();  // three releases in 20 minutes (release_budget_test.cpp)
   PolicyState s;
   auto at = [](int64_t t) { return kNow + seconds(t); };
   s = Observe(s, spec, Work(20), at(0));

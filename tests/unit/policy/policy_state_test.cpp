@@ -283,7 +283,8 @@ TEST_CASE("EncodeState/DecodeState round-trip every field", "[state]") {
   REQUIRE(s.task_durations.size() == 2);
   REQUIRE(!s.forecast.rate.empty());  // hours were folded into the time-of-day forecast
   REQUIRE(s.waiting_since);
-  REQUIRE(!s.asked.empty());  // what Decide asked for since the pool last went to zero
+  REQUIRE(!s.asked.empty());     // what Decide asked for since the pool last went to zero
+  REQUIRE(s.release_budget_at);  // the releases KEDA made spent the budget
   PolicyState back;
   REQUIRE(DecodeState(EncodeState(s), &back).ok());
   CHECK(back == s);

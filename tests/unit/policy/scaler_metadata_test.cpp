@@ -198,6 +198,10 @@ TEST_CASE("Warm-pool keys are read", "[metadata][v2]") {
   CHECK(MustParse({{"coldStartSeconds", "600"}, {"drainSeconds", "auto"}}).metadata.drain_seconds ==
         300);
   CHECK_FALSE(MustParse({{"drainSeconds", "off"}}).metadata.drain_seconds);
+  CHECK(MustParse({}).metadata.releases_per_hour == 1.0);
+  CHECK(MustParse({{"releasesPerHour", "2.5"}}).metadata.releases_per_hour == 2.5);
+  CHECK(MustParse({{"releasesPerHour", "0.01"}}).metadata.releases_per_hour == 0.01);
+  CHECK_FALSE(MustParse({{"releasesPerHour", "OFF"}}).metadata.releases_per_hour);
 }
 
 TEST_CASE("Each bad warm-pool value is INVALID_ARGUMENT naming key and value", "[metadata][v2]") {
@@ -212,7 +216,9 @@ TEST_CASE("Each bad warm-pool value is INVALID_ARGUMENT naming key and value", "
       {"drainSeconds",        "soon"},      {"taskSeconds",         "0"},
       {"taskSeconds",         "-2"},        {"prewarm",             "arima"},
       {"etaPrewarm",          "sometimes"},  {"targetWaitSeconds",   "0"},
-      {"targetWaitSeconds",   "p95"},
+      {"targetWaitSeconds",   "p95"},       {"releasesPerHour",     "0"},
+      {"releasesPerHour",     "0.001"},     {"releasesPerHour",     "3601"},
+      {"releasesPerHour",     "inf"},       {"releasesPerHour",     "never"},
   };
   // clang-format on
   for (const auto& c : cases) {

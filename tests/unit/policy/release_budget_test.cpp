@@ -1,0 +1,157 @@
+// The release budget: at most `releasesPerHour` pools scaled to zero an hour (two back to back).
+// A release and the come-back after it are two reversals of the replica count; once the budget
+// is spent the policy keeps one idle replica where work is likely back before it allows one.
+#include <set>
+#include <string>
+
+#include <catch2/catch.hpp>
+
+#include "policy/policy_state.h"
+#include "policy/scaler_metadata.h"
+#include "policy/warm_policy.h"
+#include "tests/unit/policy/observations.h"
+
+namespace warmpool::policy {
+namespace {
+
+using std::chrono::hours;
+using std::chrono::minutes;
+using std::chrono::seconds;
+const auto kNow = std::chrono::system_clock::time_point(seconds(1'800'000'000));
+
+using test::Work;
+
+// Idle for 10 minutes after one replica's work, past any keep-alive, the busy periods 20-27
+// minutes apart (the next one is likely within minutes), the budget's time at `budget_at`.
+PolicyState IdleAfterOneReplica(std::optional<std::chrono::system_clock::time_point> budget_at) {
+  PolicyState s;
+  for (int i = 0; i < 8; ++i) s.gaps = RecordGap(std::move(s.gaps), minutes(20 + i));
+  s.burst_work = 1;
+  s.busy_since = kNow - minutes(11);
+  s.idle_since = kNow - minutes(10);
+  s.asked = {{kNow - minutes(11), 1}};
+  s.release_budget_at = budget_at;
+  return s;
+}
+
+TEST_CASE("Spending a release moves the budget one interval past the later of it and now",
+          "[policy][release-budget]") {
+  ScalerMetadata spec;  // 1 an hour
+  CHECK(SpendRelease(spec, std::nullopt, kNow) == kNow + hours(1));
+  CHECK(SpendRelease(spec, kNow + hours(1), kNow + minutes(10)) == kNow + hours(2));
+  CHECK(SpendRelease(spec, kNow, kNow + hours(3)) == kNow + hours(4));  // unused budget is lost
+  // A release the budget did not allow (the gaps gave no reason to hold) is owed: the next
+  // conforms an interval later still.
+  CHECK(SpendRelease(spec, kNow + hours(2), kNow) == kNow + hours(3));
+  spec.releases_per_hour = 4;
+  CHECK(SpendRelease(spec, std::nullopt, kNow) == kNow + minutes(15));
+  spec.releases_per_hour.reset();
+  CHECK(SpendRelease(spec, std::nullopt, kNow) == std::nullopt);
+}
+
+TEST_CASE("A spent budget keeps one idle replica until a release would conform",
+          "[policy][release-budget]") {
+  const ScalerMetadata spec;  // 1 an hour, 2 back to back; KEDA at zero 90 s after inactive
+  // Two releases in the last minutes: the next conforms one hour before the budget's time.
+  PolicyState s = IdleAfterOneReplica(kNow + hours(2) - minutes(5));
+  const Decision d = Decide(spec, Work(0), s, kNow);
+  CHECK(d.active);
+  CHECK(d.desired_replicas == 1);
+  CHECK(d.reason == kReasonReleaseBudget);
+  // 15 minutes on (busy 26 minutes ago), work is still likely back within the 40 minutes left.
+  CHECK(Decide(spec, Work(0), s, kNow + minutes(15)).reason == kReasonReleaseBudget);
+  // One release in the last hour is within the burst of two: nothing is held.
+  s.release_budget_at = kNow + minutes(55);
+  CHECK(Decide(spec, Work(0), s, kNow).reason == kReasonIdle);
+  // A full budget (no release yet) holds nothing either.
+  s.release_budget_at.reset();
+  CHECK(Decide(spec, Work(0), s, kNow).reason == kReasonIdle);
+}
+
+TEST_CASE("The budget ends its hold when the release conforms or the work is overdue",
+          "[policy][release-budget]") {
+  const ScalerMetadata spec;
+  PolicyState s = IdleAfterOneReplica(kNow + hours(2) - minutes(5));  // conforms at kNow + 55 min
+  // Gaps of 12-19 minutes and a start 11 minutes ago: more likely back than not.
+  s.gaps = {};
+  for (int i = 0; i < 8; ++i) s.gaps = RecordGap(std::move(s.gaps), minutes(12 + i));
+  s.busy_since = kNow - minutes(11);
+  CHECK(Decide(spec, Work(0), s, kNow).reason == kReasonReleaseBudget);
+  // Twenty minutes later no gap learned is that long: the work is overdue, the hold ends.
+  CHECK(Decide(spec, Work(0), s, kNow + minutes(20)).reason == kReasonIdle);
+  // Gaps of 80-87 minutes: the next start is due after the budget allows: release now.
+  s.gaps = {};
+  for (int i = 0; i < 8; ++i) s.gaps = RecordGap(std::move(s.gaps), minutes(80 + i));
+  CHECK(Decide(spec, Work(0), s, kNow).reason == kReasonIdle);
+  // Too few gaps to tell: no hold.
+  s.gaps = {};
+  for (int i = 0; i < 2; ++i) s.gaps = RecordGap(std::move(s.gaps), minutes(20 + i));
+  CHECK(Decide(spec, Work(0), s, kNow).reason == kReasonIdle);
+}
+
+TEST_CASE("The budget holds one replica: neither a burst's pool nor one at zero",
+          "[policy][release-budget]") {
+  const ScalerMetadata spec;
+  PolicyState s = IdleAfterOneReplica(kNow + hours(2));
+  s.burst_work = 6;
+  s.asked = {{kNow - minutes(11), 6}, {kNow - minutes(10), 1}};  // the HPA still holds 6
+  CHECK(Decide(spec, Work(0), s, kNow).reason == kReasonIdle);
+  s.asked = {{kNow - minutes(20), 6}, {kNow - minutes(16), 1}};  // 6 until a minute ago
+  CHECK(Decide(spec, Work(0), s, kNow).reason == kReasonReleaseBudget);
+  // Inactive for longer than KEDA's time to zero: the pool is gone, asking would start a pod.
+  s.asked = {{kNow - minutes(11), 1}, {kNow - minutes(5), 0}};
+  CHECK(Decide(spec, Work(0), s, kNow).reason == kReasonIdle);
+  // No history (a restarted scaler): nothing known to be held.
+  s.asked.clear();
+  CHECK(Decide(spec, Work(0), s, kNow).reason == kReasonIdle);
+}
+
+TEST_CASE("releasesPerHour: off releases whenever the keep-alive ends",
+          "[policy][release-budget]") {
+  ScalerMetadata spec;
+  spec.releases_per_hour.reset();
+  const PolicyState s = IdleAfterOneReplica(kNow + hours(5));
+  CHECK(Decide(spec, Work(0), s, kNow).reason == kReasonIdle);
+}
+
+TEST_CASE("Observe spends the budget when KEDA scales the pool to zero, and the policy then holds",
+          "[policy][release-budget]") {
+  const ScalerMetadata spec;  // cooldown 60 s: KEDA at zero 90 s after the policy goes inactive
+  auto at = [](int64_t t) { return kNow + seconds(t); };
+  PolicyState s;
+  // One-task busy periods 7-25 minutes apart (too spread for a pre-warm window), idle from 90 s
+  // after each start; the reasons of the last period's decisions.
+  std::set<std::string> reasons;
+  auto period = [&](int64_t t, int64_t next) {
+    reasons.clear();
+    s = Observe(s, spec, Work(1), at(t));
+    s = Observe(s, spec, Work(0, 1), at(t + 30));
+    for (int64_t poll = t + 90; poll < next; poll += 10) {
+      Decision d;
+      s = Observe(s, spec, Work(0), at(poll), &d);
+      reasons.insert(d.reason);
+    }
+  };
+  period(0, 600);
+  REQUIRE(s.released_at);
+  const auto first = *s.released_at;
+  CHECK(s.release_budget_at == first + hours(1));
+  period(600, 1500);  // the second release is within the burst of two
+  REQUIRE(s.released_at > first);
+  const auto second = *s.released_at;
+  CHECK(s.release_budget_at == first + hours(2));
+  period(1500, 1920);  // two gaps are too few to tell: released, and owed
+  const auto third = *s.released_at;
+  REQUIRE(third > second);
+  CHECK(s.release_budget_at == first + hours(3));
+  CHECK(reasons.count(std::string(kReasonReleaseBudget)) == 0);
+  period(1920, 2520);  // three gaps say the next start is near: one replica stays
+  CHECK(s.released_at == third);
+  CHECK(reasons.count(std::string(kReasonReleaseBudget)) == 1);
+  // Left idle past every gap learned, the work is overdue: released after all.
+  period(2520, 4320);
+  CHECK(s.released_at > third);
+}
+
+}  // namespace
+}  // namespace warmpool::policy
