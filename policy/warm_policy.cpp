@@ -278,12 +278,16 @@ bool HoldsForReleaseBudget(const ScalerMetadata& spec, const PolicyState& state,
   const double wait = Seconds(*state.release_budget_at - tolerance - (now + hold.to_zero));
   if (wait <= 0) return false;
   // Holding saves a release only if work comes back before the budget allows one; otherwise the
-  // pool is released then anyway and the hold was paid for nothing. Hold only where the gaps
-  // say that is likely (none learned yet: no hold).
+  // pool is released then anyway and the hold was paid for nothing. And only a come-back while
+  // the node lingers makes the release a flap: a later one finds the node gone, and releasing
+  // saved GPU time. Hold only where the gaps say such a come-back is likely (none learned yet:
+  // no hold).
   if (!spec.prewarm_histogram || !state.busy_since || !SummariseGaps(state.gaps).representative) {
     return false;
   }
-  return NextBurstWithin(state.gaps, Seconds(now - *state.busy_since), wait) >= 0.5;
+  const double linger = Seconds(hold.to_zero) + static_cast<double>(spec.node_unneeded_seconds);
+  return NextBurstWithin(state.gaps, Seconds(now - *state.busy_since), std::min(wait, linger)) >=
+         0.5;
 }
 
 double PrewarmLeadSeconds(const ScalerMetadata& spec, const PolicyState& state) {

@@ -1,6 +1,7 @@
 // The release budget: at most `releasesPerHour` pools scaled to zero an hour (two back to back).
 // A release and the come-back after it are two reversals of the replica count; once the budget
-// is spent the policy keeps one idle replica where work is likely back before it allows one.
+// is spent the policy keeps one idle replica where work is likely back while a release would save
+// nothing (the node still lingers) and before the budget allows one.
 #include <set>
 #include <string>
 
@@ -21,11 +22,12 @@ const auto kNow = std::chrono::system_clock::time_point(seconds(1'800'000'000));
 
 using test::Work;
 
-// Idle for 10 minutes after one replica's work, past any keep-alive, the busy periods 20-27
-// minutes apart (the next one is likely within minutes), the budget's time at `budget_at`.
+// Idle for 10 minutes after one replica's work, past any keep-alive, the busy periods 12-19
+// minutes apart (the next one is due within minutes, while the node would still linger: KEDA's
+// time to zero and nodeUnneededSeconds, 11.5 minutes), the budget's time at `budget_at`.
 PolicyState IdleAfterOneReplica(std::optional<std::chrono::system_clock::time_point> budget_at) {
   PolicyState s;
-  for (int i = 0; i < 8; ++i) s.gaps = RecordGap(std::move(s.gaps), minutes(20 + i));
+  for (int i = 0; i < 8; ++i) s.gaps = RecordGap(std::move(s.gaps), minutes(12 + i));
   s.burst_work = 1;
   s.busy_since = kNow - minutes(11);
   s.idle_since = kNow - minutes(10);
@@ -58,8 +60,8 @@ TEST_CASE("A spent budget keeps one idle replica until a release would conform",
   CHECK(d.active);
   CHECK(d.desired_replicas == 1);
   CHECK(d.reason == kReasonReleaseBudget);
-  // 15 minutes on (busy 26 minutes ago), work is still likely back within the 40 minutes left.
-  CHECK(Decide(spec, Work(0), s, kNow + minutes(15)).reason == kReasonReleaseBudget);
+  // 5 minutes on (busy 16 minutes ago), work is still likely back within the linger.
+  CHECK(Decide(spec, Work(0), s, kNow + minutes(5)).reason == kReasonReleaseBudget);
   // One release in the last hour is within the burst of two: nothing is held.
   s.release_budget_at = kNow + minutes(55);
   CHECK(Decide(spec, Work(0), s, kNow).reason == kReasonIdle);
@@ -68,24 +70,25 @@ TEST_CASE("A spent budget keeps one idle replica until a release would conform",
   CHECK(Decide(spec, Work(0), s, kNow).reason == kReasonIdle);
 }
 
-TEST_CASE("The budget ends its hold when the release conforms or the work is overdue",
+TEST_CASE("The budget holds only while work is likely back before the nodes go",
           "[policy][release-budget]") {
   const ScalerMetadata spec;
   PolicyState s = IdleAfterOneReplica(kNow + hours(2) - minutes(5));  // conforms at kNow + 55 min
-  // Gaps of 12-19 minutes and a start 11 minutes ago: more likely back than not.
-  s.gaps = {};
-  for (int i = 0; i < 8; ++i) s.gaps = RecordGap(std::move(s.gaps), minutes(12 + i));
-  s.busy_since = kNow - minutes(11);
   CHECK(Decide(spec, Work(0), s, kNow).reason == kReasonReleaseBudget);
-  // Twenty minutes later no gap learned is that long: the work is overdue, the hold ends.
-  CHECK(Decide(spec, Work(0), s, kNow + minutes(20)).reason == kReasonIdle);
-  // Gaps of 80-87 minutes: the next start is due after the budget allows: release now.
+  // Ten minutes later no gap learned is that long: the work is overdue, the hold ends.
+  CHECK(Decide(spec, Work(0), s, kNow + minutes(10)).reason == kReasonIdle);
+  // Gaps of 20-27 minutes: the next start is likely after the node is gone, where a release
+  // saves GPU time: release, over budget (the release is owed).
   s.gaps = {};
-  for (int i = 0; i < 8; ++i) s.gaps = RecordGap(std::move(s.gaps), minutes(80 + i));
+  for (int i = 0; i < 8; ++i) s.gaps = RecordGap(std::move(s.gaps), minutes(20 + i));
   CHECK(Decide(spec, Work(0), s, kNow).reason == kReasonIdle);
+  // Where nodes outlive their pods longer, the same gaps fall within the linger: hold.
+  ScalerMetadata long_linger;
+  long_linger.node_unneeded_seconds = 1200;
+  CHECK(Decide(long_linger, Work(0), s, kNow).reason == kReasonReleaseBudget);
   // Too few gaps to tell: no hold.
   s.gaps = {};
-  for (int i = 0; i < 2; ++i) s.gaps = RecordGap(std::move(s.gaps), minutes(20 + i));
+  for (int i = 0; i < 2; ++i) s.gaps = RecordGap(std::move(s.gaps), minutes(12 + i));
   CHECK(Decide(spec, Work(0), s, kNow).reason == kReasonIdle);
 }
 
