@@ -23,7 +23,7 @@ SCALER_KEYS = {
     "redis", "redisAddress", "queues", "keyPrefix", "priorityLevels", "countInFlight",
     "tasksPerReplica", "activationBacklog", "minWarmReplicas", "maxReplicas", "keepAlive",
     "coldStartSeconds", "waitCostPerHour", "replicaCostPerHour", "nodeUnneededSeconds",
-    "warmWindows", "drainSeconds", "taskSeconds", "prewarm", "etaPrewarm",
+    "warmWindows", "drainSeconds", "taskSeconds", "prewarm", "etaPrewarm", "releasesPerHour",
 }
 KEDA_KEYS = {"scalerAddress", "enableTLS", "unsafeSsl"}
 INT_KEYS = {"tasksPerReplica": 1, "activationBacklog": 0, "minWarmReplicas": 0, "maxReplicas": 1,

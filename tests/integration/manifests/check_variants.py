@@ -163,9 +163,9 @@ def check_scaledjob_overlay(name, docs, known_keys, fail):
             fail(sjw, f"metadata.{k}={v!r} is not a string")
         if k not in known_keys and k not in ("scalerAddress", "enableTLS", "unsafeSsl"):
             fail(sjw, f"metadata key {k!r} is not a warmpool-scaler key")
-    # The metric must mean "Jobs to run": one per task, no warm floor or keep-alive.
+    # The metric must mean "Jobs to run": one per task, no warm floor, keep-alive or budget hold.
     for k, want in (("tasksPerReplica", "1"), ("countInFlight", "true"), ("minWarmReplicas", "0"),
-                    ("keepAlive", "0"), ("drainSeconds", "off")):
+                    ("keepAlive", "0"), ("drainSeconds", "off"), ("releasesPerHour", "off")):
         if str(md.get(k, "")).lower() != want:
             fail(sjw, f"metadata.{k}={md.get(k)!r}, expected {want!r}: the metric must be one Job "
                       "per pending or running task")
