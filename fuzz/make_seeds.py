@@ -120,7 +120,9 @@ def write_text_seeds() -> None:
                      "taskSeconds": "90"},
                 {"redisAddress": "redis.example:6379/0", "keyPrefix": "prod:", "queues": "a,b,c",
                  "waitCostPerHour": "4.5", "replicaCostPerHour": "1.2", "prewarm": "off",
-                 "etaPrewarm": "false", "keepAlive": "120", "drainSeconds": "off"}]
+                 "etaPrewarm": "false", "keepAlive": "120", "drainSeconds": "off"},
+                {"targetWaitSeconds": "600", "releasesPerHour": "2.5", "forecast": "on",
+                 "cooldownSeconds": "60", "scaleDownWindowSeconds": "900"}]
     for i, v in enumerate(variants):
         meta = {**base, **v}
         write("scaler_metadata", f"md{i}", "".join(f"{k}={val}\n" for k, val in meta.items()).encode())
