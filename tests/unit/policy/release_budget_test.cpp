@@ -99,7 +99,7 @@ TEST_CASE("The budget holds one replica: neither a burst's pool nor one at zero"
   s.burst_work = 6;
   s.asked = {{kNow - minutes(11), 6}, {kNow - minutes(10), 1}};  // the HPA still holds 6
   CHECK(Decide(spec, Work(0), s, kNow).reason == kReasonIdle);
-  s.asked = {{kNow - minutes(20), 6}, {kNow - minutes(16), 1}};  // 6 until a minute ago
+  s.asked = {{kNow - minutes(20), 6}, {kNow - minutes(16), 1}};  // the HPA let 6 go a minute ago
   CHECK(Decide(spec, Work(0), s, kNow).reason == kReasonReleaseBudget);
   // Inactive for longer than KEDA's time to zero: the pool is gone, asking would start a pod.
   s.asked = {{kNow - minutes(11), 1}, {kNow - minutes(5), 0}};
