@@ -257,7 +257,7 @@ void ParsePolicyKeys(const std::map<std::string, std::string>& raw, Parser& p, S
     if (Lower(Trim(it->second)) == "off") {
       m.releases_per_hour.reset();
     } else if (ParseDouble(it->second, &v) && v >= ScalerMetadata::kMinReleasesPerHour &&
-               v <= 3600) {
+               v <= ScalerMetadata::kMaxReleasesPerHour) {
       m.releases_per_hour = v;
     } else {
       p.Bad("releasesPerHour", it->second, "must be off or a number from 0.01 to 3600");

@@ -56,6 +56,7 @@ struct ScalerMetadata {
   // until the budget allows (HoldsForReleaseBudget in warm_policy.h). nullopt = `off`.
   std::optional<double> releases_per_hour = 1.0;
   static constexpr double kMinReleasesPerHour = 0.01;  // one in 100 h: a bounded interval
+  static constexpr double kMaxReleasesPerHour = 3600;  // one a second
   // `warmWindows`: time windows (UTC) with their own warm floor.
   std::vector<WarmWindow> warm_windows;
   // `targetWaitSeconds`: the queue-wait objective T, in seconds: a burst arriving on no warm

@@ -211,6 +211,12 @@ double NextBurstWithin(const IdleGapHistogram& gaps, double elapsed, double with
   return before < 1 ? (GapShareWithin(gaps, at(elapsed + within)) - before) / (1 - before) : 0;
 }
 
+// The release budget's interval T = 3600 / releasesPerHour, as the clock's duration.
+Clock::duration ReleaseInterval(double releases_per_hour) {
+  return std::chrono::duration_cast<Clock::duration>(
+      std::chrono::duration<double>(3600.0 / releases_per_hour));
+}
+
 }  // namespace
 
 double KeepAliveSeconds(const ScalerMetadata& spec, const PolicyState& state) {
@@ -260,9 +266,7 @@ std::optional<Clock::time_point> SpendRelease(const ScalerMetadata& spec,
                                               std::optional<Clock::time_point> budget_at,
                                               Clock::time_point at) {
   if (!spec.releases_per_hour) return budget_at;
-  const auto interval = std::chrono::duration_cast<Clock::duration>(
-      std::chrono::duration<double>(3600.0 / *spec.releases_per_hour));
-  return std::max(budget_at.value_or(at), at) + interval;
+  return std::max(budget_at.value_or(at), at) + ReleaseInterval(*spec.releases_per_hour);
 }
 
 bool HoldsForReleaseBudget(const ScalerMetadata& spec, const PolicyState& state,
@@ -273,8 +277,7 @@ bool HoldsForReleaseBudget(const ScalerMetadata& spec, const PolicyState& state,
   // KEDA is at zero (or nothing was asked): nothing to keep. More than one held: the HPA keeps
   // a burst's pool for its window, a cost per hour far above the churn a release adds.
   if (held != 1) return false;
-  const auto tolerance = std::chrono::duration_cast<Clock::duration>(
-      std::chrono::duration<double>((kReleaseBurst - 1) * 3600.0 / *spec.releases_per_hour));
+  const auto tolerance = (kReleaseBurst - 1) * ReleaseInterval(*spec.releases_per_hour);
   const double wait = Seconds(*state.release_budget_at - tolerance - (now + hold.to_zero));
   if (wait <= 0) return false;
   // Holding saves a release only if work comes back before the budget allows one; otherwise the

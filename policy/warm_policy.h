@@ -86,7 +86,7 @@ int64_t LingeringReplicas(const ScalerMetadata& spec, const PolicyState& state,
 // is a time: a release at `at` conforms once at >= budget_at - (kReleaseBurst - 1) x T, with T =
 // 3600 / releasesPerHour, and spending moves it to max(budget_at, at) + T. A release the budget
 // did not allow (a burst's pool, or one the gaps gave no reason to hold) is owed the same way.
-inline constexpr double kReleaseBurst = 2;
+inline constexpr int64_t kReleaseBurst = 2;
 std::optional<std::chrono::system_clock::time_point> SpendRelease(
     const ScalerMetadata& spec, std::optional<std::chrono::system_clock::time_point> budget_at,
     std::chrono::system_clock::time_point at);
