@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "policy/arrival_forecast.h"
+#include "policy/keep_alive_cost.h"
 #include "policy/warm_windows.h"
 
 namespace warmpool::policy {
@@ -228,12 +229,19 @@ double KeepAliveSeconds(const ScalerMetadata& spec, const PolicyState& state) {
     const double busy = state.idle_since && state.busy_since
                             ? std::max(0.0, Seconds(*state.idle_since - *state.busy_since))
                             : 0.0;
-    const double soon = NextBurstWithin(state.gaps, busy, b);
     if (g.representative) {
-      // The gaps say whether the next burst is likely within the break-even time: stay warm up
-      // to their p99 if so; if not, renting is wasted more often than not, whatever the linger.
-      return soon >= 0.5 ? std::min(b, std::max(0.0, static_cast<double>(g.tail.count()) - busy))
-                         : 0.0;
+      KeepAliveCosts costs;
+      costs.elapsed = busy;
+      costs.to_zero = Seconds(HoldSettingsOf(spec).to_zero);
+      costs.linger = static_cast<double>(spec.node_unneeded_seconds);
+      costs.cold_start = b;
+      // Until a pod start on a lingering node has been measured, price it as a cold start.
+      costs.pod_start =
+          state.warm_node_start_seconds > 0 && spec.cold_start_seconds > 0
+              ? state.warm_node_start_seconds * b / static_cast<double>(spec.cold_start_seconds)
+              : b;
+      costs.cap = std::max(0.0, static_cast<double>(g.tail.count()) - busy);
+      return ExpectedCostKeepAlive(state.gaps, costs);
     }
   }
   // Nothing learned yet: the deterministic ski rental, less the linger a come-back gets cheaply.
@@ -257,8 +265,6 @@ bool KeepsAlive(const ScalerMetadata& spec, const PolicyState& state, Clock::tim
   const auto needed =
       static_cast<double>(std::clamp<int64_t>(PrewarmReplicas(spec, state), 1, held));
   const double spent = idle * static_cast<double>(held);
-  // The auto budget never exceeds the break-even time: past it, skip reading the histogram.
-  if (spent >= BreakEvenSeconds(spec, state) * needed) return false;
   return spent < KeepAliveSeconds(spec, state) * needed;
 }
 

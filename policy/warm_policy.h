@@ -49,11 +49,13 @@ bool operator==(const Decision& a, const Decision& b);
 double BreakEvenSeconds(const ScalerMetadata& spec, const PolicyState& state);
 
 // The keep-alive after work ends, in seconds. `keepAlive: N` gives N. `auto`:
-//   - if the gap histogram is representative and, given the time the last busy period already
-//     took, the next burst is at least 50 % likely within the break-even time B: min(B, p99 gap
-//     left) (the next arrival is likely soon: stay warm);
-//   - if it is representative and says the next burst is not that likely: 0 (renting would be
-//     wasted more often than not);
+//   - if the gap histogram is representative: ExpectedCostKeepAlive (keep_alive_cost.h), the
+//     keep-alive up to the p99 gap left (given the time the last busy period already took) that
+//     minimises the expected node time and start prices: B for a start on a new node, and for a
+//     pod start on a node the autoscaler still keeps (nodeUnneededSeconds after KEDA's time to
+//     zero) the measured one (warm_node_start_seconds) priced as B is, or B until measured.
+//     A come-back while the node lingers is billed the same kept or released, so the pod is
+//     kept through it; past the linger, only while the node time costs less than the start.
 //   - while it is not representative (nothing learned yet): max(0, B - nodeUnneededSeconds): the
 //     node the pod leaves stays billed for nodeUnneededSeconds anyway, and a come-back within it
 //     costs only a pod start.

@@ -122,9 +122,14 @@ TEST_CASE("A pool still up is kept for a pre-warm that opens before KEDA would d
     CHECK(d.desired_replicas == 1);
     CHECK(d.reason == kReasonKeepAlive);
   }
-  SECTION("the window opens 5 minutes from now: go") {
+  SECTION("the window opens 5 minutes from now: go, unless the node would linger till then") {
     s.busy_since = kNow - minutes(40);
-    CHECK_FALSE(Decide(spec, Work(0), s, kNow).active);
+    ScalerMetadata no_linger = spec;
+    no_linger.node_unneeded_seconds = 0;
+    CHECK_FALSE(Decide(no_linger, Work(0), s, kNow).active);
+    // The node outlives the pod by 10 minutes: the learned keep-alive keeps the pod, which costs
+    // no node time before the window and saves its start then.
+    CHECK(Decide(spec, Work(0), s, kNow).reason == kReasonKeepAlive);
   }
   SECTION("KEDA has already scaled to zero: nothing to keep") {
     s.busy_since = kNow - minutes(44);

@@ -36,6 +36,15 @@ PolicyState IdleAfterOneReplica(std::optional<std::chrono::system_clock::time_po
   return s;
 }
 
+// The default metadata with a fixed one-minute keep-alive, over before each check: what holds
+// then is the budget, not the learned keep-alive (which holds through gaps the node outlives on
+// its own, keep_alive_cost.h).
+ScalerMetadata OneMinuteKeepAlive() {
+  ScalerMetadata spec;
+  spec.keep_alive_seconds = 60;
+  return spec;
+}
+
 TEST_CASE("Spending a release moves the budget one interval past the later of it and now",
           "[policy][release-budget]") {
   ScalerMetadata spec;  // 1 an hour
@@ -53,7 +62,8 @@ TEST_CASE("Spending a release moves the budget one interval past the later of it
 
 TEST_CASE("A spent budget keeps one idle replica until a release would conform",
           "[policy][release-budget]") {
-  const ScalerMetadata spec;  // 1 an hour, 2 back to back; KEDA at zero 90 s after inactive
+  const ScalerMetadata spec = OneMinuteKeepAlive();  // 1 an hour, 2 back to back; KEDA at zero
+  // 90 s after inactive
   // Two releases in the last minutes: the next conforms one hour before the budget's time.
   PolicyState s = IdleAfterOneReplica(kNow + hours(2) - minutes(5));
   const Decision d = Decide(spec, Work(0), s, kNow);
@@ -72,7 +82,7 @@ TEST_CASE("A spent budget keeps one idle replica until a release would conform",
 
 TEST_CASE("The budget holds only while work is likely back before the nodes go",
           "[policy][release-budget]") {
-  const ScalerMetadata spec;
+  const ScalerMetadata spec = OneMinuteKeepAlive();
   PolicyState s = IdleAfterOneReplica(kNow + hours(2) - minutes(5));  // conforms at kNow + 55 min
   CHECK(Decide(spec, Work(0), s, kNow).reason == kReasonReleaseBudget);
   // Ten minutes later no gap learned is that long: the work is overdue, the hold ends.
@@ -83,7 +93,7 @@ TEST_CASE("The budget holds only while work is likely back before the nodes go",
   for (int i = 0; i < 8; ++i) s.gaps = RecordGap(std::move(s.gaps), minutes(20 + i));
   CHECK(Decide(spec, Work(0), s, kNow).reason == kReasonIdle);
   // Where nodes outlive their pods longer, the same gaps fall within the linger: hold.
-  ScalerMetadata long_linger;
+  ScalerMetadata long_linger = OneMinuteKeepAlive();
   long_linger.node_unneeded_seconds = 1200;
   CHECK(Decide(long_linger, Work(0), s, kNow).reason == kReasonReleaseBudget);
   // Too few gaps to tell: no hold.
@@ -94,7 +104,7 @@ TEST_CASE("The budget holds only while work is likely back before the nodes go",
 
 TEST_CASE("The budget holds one replica: neither a burst's pool nor one at zero",
           "[policy][release-budget]") {
-  const ScalerMetadata spec;
+  const ScalerMetadata spec = OneMinuteKeepAlive();
   PolicyState s = IdleAfterOneReplica(kNow + hours(2));
   s.burst_work = 6;
   s.asked = {{kNow - minutes(11), 6}, {kNow - minutes(10), 1}};  // the HPA still holds 6
@@ -111,7 +121,7 @@ TEST_CASE("The budget holds one replica: neither a burst's pool nor one at zero"
 
 TEST_CASE("releasesPerHour: off releases whenever the keep-alive ends",
           "[policy][release-budget]") {
-  ScalerMetadata spec;
+  ScalerMetadata spec = OneMinuteKeepAlive();
   spec.releases_per_hour.reset();
   const PolicyState s = IdleAfterOneReplica(kNow + hours(5));
   CHECK(Decide(spec, Work(0), s, kNow).reason == kReasonIdle);
@@ -119,7 +129,8 @@ TEST_CASE("releasesPerHour: off releases whenever the keep-alive ends",
 
 TEST_CASE("Observe spends the budget when KEDA scales the pool to zero, and the policy then holds",
           "[policy][release-budget]") {
-  const ScalerMetadata spec;  // cooldown 60 s: KEDA at zero 90 s after the policy goes inactive
+  // Cooldown 60 s: KEDA at zero 90 s after the policy goes inactive.
+  const ScalerMetadata spec = OneMinuteKeepAlive();
   auto at = [](int64_t t) { return kNow + seconds(t); };
   PolicyState s;
   // One-task busy periods 7-25 minutes apart (too spread for a pre-warm window), idle from 90 s

@@ -442,15 +442,33 @@ TEST_CASE("Histogram: a sharp long gap pre-warms coldStartSeconds before the hea
 
 TEST_CASE("Histogram: keep-alive counts the busy time already spent of the next gap",
           "[policy][histogram]") {
-  ScalerMetadata spec;  // B = 300 s
-  PolicyState s = WithGaps({minutes(10), minutes(11), minutes(12), minutes(13)}, 3);
-  // Idle right after a short burst: the next start is 10-13 min away, beyond B: no keep-alive.
+  ScalerMetadata spec;  // B = 300 s; KEDA at zero 90 s after inactive, the node 600 s after that
+  PolicyState s = WithGaps({minutes(20), minutes(21), minutes(22), minutes(23)}, 3);
+  // Idle right after a short burst: the next start is 19-23 min away, 7-11 min after the node
+  // would go: keeping it that long costs more than the cold start it saves. No keep-alive.
   s.busy_since = kNow - minutes(1);
   s.idle_since = kNow;
   CHECK(KeepAliveSeconds(spec, s) == Approx(0));
-  // After an 8-minute burst the next start is 2-5 min away: likely within B, stay warm.
-  s.busy_since = kNow - minutes(8);
-  CHECK(KeepAliveSeconds(spec, s) == Approx(300));
+  // After a 10-minute burst the next start is 10-14 min away, about when the node would go:
+  // keeping it a few minutes more saves the start. Up to the p99 gap (24 min + 10 %).
+  s.busy_since = kNow - minutes(10);
+  CHECK(KeepAliveSeconds(spec, s) == Approx(24 * 60 * 1.1 - 600));
+}
+
+TEST_CASE("Histogram: a come-back while the node lingers is kept warm", "[policy][histogram]") {
+  ScalerMetadata spec;  // the node outlives its last pod by 600 s
+  PolicyState s = WithGaps({minutes(10), minutes(11), minutes(12), minutes(13)}, 3);
+  s.busy_since = kNow - minutes(1);
+  s.idle_since = kNow;
+  // The next start is 9-13 min away, beyond the break-even time but mostly while the node
+  // released now would still be up: keeping the pod costs little node time and saves its
+  // start. Kept up to the p99 gap (14 min + 10 %).
+  CHECK(KeepAliveSeconds(spec, s) == Approx(14 * 60 * 1.1 - 60));
+  s.idle_since = kNow - minutes(13);
+  CHECK(Decide(spec, Obs(0), s, kNow).reason == kReasonKeepAlive);
+  // Where nodes go with their pods, the same gaps are all beyond the break-even time.
+  spec.node_unneeded_seconds = 0;
+  CHECK(KeepAliveSeconds(spec, s) == Approx(0));
 }
 
 TEST_CASE("Histogram: heavy-tailed or sparse gaps do not pre-warm", "[policy][histogram]") {
