@@ -11,7 +11,10 @@ constexpr auto kBin = static_cast<double>(IdleGapHistogram::kBinSeconds);
 constexpr auto kRange = static_cast<double>(IdleGapHistogram::kRangeBins) * kBin;
 
 // Share of the gaps longer than s, conditioned on none ending before s0: linear within a bin (as
-// GapShareWithin), flat from the range's end (the out-of-range gaps end after 4 h).
+// GapShareWithin), flat from the range's end (the out-of-range gaps end after 4 h). One gap more
+// than recorded lies beyond the range: the next busy period may never come (Laplace's rule of
+// succession for an outcome not seen yet), so keeping a pod never costs nothing, and the fewer
+// gaps are known the more it costs.
 class Survival {
  public:
   Survival(const IdleGapHistogram& gaps, double s0) {
@@ -20,11 +23,11 @@ class Survival {
     for (size_t i = n + 1; i < below_.size(); ++i) below_[i] = below_[n];
     double total = 0;
     for (const uint32_t b : gaps.bins) total += b;
-    total_ = total;
+    total_ = total > 0 ? total + 1 : 0;
     alive_ = total_ > 0 ? Unconditioned(s0) : 0;
   }
-  // Whether any gap may still end after s0.
-  bool Alive() const { return alive_ > 0; }
+  // Whether any gap is known.
+  bool Known() const { return alive_ > 0; }
   double operator()(double s) const { return Unconditioned(s) / alive_; }
   // Integral of the conditioned share over [from, to]: exact, S being linear within bins.
   double Integral(double from, double to) const {
@@ -57,7 +60,7 @@ class Survival {
 double ExpectedCostKeepAlive(const IdleGapHistogram& gaps, const KeepAliveCosts& c) {
   const double s0 = std::max(0.0, c.elapsed);
   const Survival S(gaps, s0);
-  if (!S.Alive()) return 0;
+  if (!S.Known()) return 0;
   const double h = c.to_zero + c.linger;
   const auto starts = [&](double k) {
     return c.pod_start * (S(s0 + k + c.to_zero) - S(s0 + k + h)) + c.cold_start * S(s0 + k + h);
@@ -66,19 +69,13 @@ double ExpectedCostKeepAlive(const IdleGapHistogram& gaps, const KeepAliveCosts&
   double best = node + starts(0);
   double best_k = 0;
   // Ties keep more: a keep-alive within a node-second (expected) of the cheapest shorter one is
-  // taken, as releasing would save nothing and only restart a pod.
+  // taken, as releasing would save next to nothing and restart a pod.
   constexpr double kTie = 1;
-  double cost = best;
   // Whole bins, then the cap itself.
   for (double last = 0, k = std::min(kBin, c.cap); k > last;
        last = k, k = std::min(k + kBin, c.cap)) {
-    if (S(s0 + last + c.to_zero) <= 0) {
-      // No gap is left to end: every longer keep-alive costs what the last one did.
-      if (cost <= best + kTie) best_k = c.cap;
-      break;
-    }
     node += S.Integral(s0 + h + last, s0 + h + k);
-    cost = node + starts(k);
+    const double cost = node + starts(k);
     if (cost <= best + kTie) best_k = k;
     best = std::min(best, cost);
   }

@@ -23,15 +23,15 @@ struct KeepAliveCosts {
 // the expected node time plus start prices, given that the next busy period starts no sooner than
 // `elapsed` (the gaps' distribution conditioned on it): rent or buy (ski rental: Karlin, Manasse,
 // McGeoch and Owicki, Algorithmica 1994) with the distribution known. With S(s) the share of
-// gaps longer than s, over S(s0):
+// gaps longer than s (one gap more than recorded counted beyond 4 h: the next busy period may
+// never come), over S(s0):
 //   E[cost(K)] = integral of S from s0 to s0 + K + to_zero + linger
 //              + pod_start x (S(s0 + K + to_zero) - S(s0 + K + to_zero + linger))
 //              + cold_start x S(s0 + K + to_zero + linger).
 // Keeping costs node time only when the next start comes after the node would have gone: a
 // come-back while the node lingers is billed the same either way, less the pod start it saves.
 // Ties keep more: a longer K within a node-second of the cheapest shorter one is taken, as the
-// release would save nothing and restart a pod. 0 when no gap is known or every gap is shorter
-// than s0.
+// release would save next to nothing and restart a pod. 0 when no gap is known.
 double ExpectedCostKeepAlive(const IdleGapHistogram& gaps, const KeepAliveCosts& costs);
 
 }  // namespace warmpool::policy

@@ -357,13 +357,15 @@ PolicyState WithGaps(std::initializer_list<seconds> gaps, double burst_work) {
   return s;
 }
 
-TEST_CASE("Histogram: short gaps are likely, so stay warm up to their p99", "[policy][histogram]") {
+TEST_CASE("Histogram: short gaps are likely, so stay warm until the longest is covered",
+          "[policy][histogram]") {
   ScalerMetadata spec;
   PolicyState s = WithGaps({seconds(20), seconds(50), seconds(80), seconds(100)}, 3);
-  CHECK(KeepAliveSeconds(spec, s) == Approx(132));  // p99 bin upper edge (2 min) + 10 % < B
-  s.idle_since = kNow - seconds(131);
+  // A minute (whole histogram bins) and KEDA's 90 s to zero keep the pod past the longest gap.
+  CHECK(KeepAliveSeconds(spec, s) == Approx(60));
+  s.idle_since = kNow - seconds(59);
   CHECK(Decide(spec, Obs(0), s, kNow).reason == kReasonKeepAlive);
-  s.idle_since = kNow - seconds(133);
+  s.idle_since = kNow - seconds(61);
   CHECK_FALSE(Decide(spec, Obs(0), s, kNow).active);
 }
 
@@ -377,7 +379,7 @@ TEST_CASE("Histogram: long gaps leave nothing to keep even where nodes vanish at
   s.idle_since = kNow;
   CHECK(KeepAliveSeconds(spec, s) == 0);  // the next burst is ~50 minutes away
   s = WithGaps({seconds(20), seconds(50), seconds(80), seconds(100)}, 3);
-  CHECK(KeepAliveSeconds(spec, s) == Approx(132));  // likely soon: up to the p99 gap
+  CHECK(KeepAliveSeconds(spec, s) == Approx(60));  // likely soon: past the longest gap
 }
 
 TEST_CASE("Histogram: a sharp long gap pre-warms coldStartSeconds before the head",
@@ -450,9 +452,10 @@ TEST_CASE("Histogram: keep-alive counts the busy time already spent of the next 
   s.idle_since = kNow;
   CHECK(KeepAliveSeconds(spec, s) == Approx(0));
   // After a 10-minute burst the next start is 10-14 min away, about when the node would go:
-  // keeping it a few minutes more saves the start. Up to the p99 gap (24 min + 10 %).
+  // keeping it a few minutes more saves the start. Until the pod, gone KEDA's 90 s after the
+  // keep-alive, outlasts the longest gap (24 min): 13 min.
   s.busy_since = kNow - minutes(10);
-  CHECK(KeepAliveSeconds(spec, s) == Approx(24 * 60 * 1.1 - 600));
+  CHECK(KeepAliveSeconds(spec, s) == Approx(13 * 60));
 }
 
 TEST_CASE("Histogram: a come-back while the node lingers is kept warm", "[policy][histogram]") {
@@ -462,9 +465,10 @@ TEST_CASE("Histogram: a come-back while the node lingers is kept warm", "[policy
   s.idle_since = kNow;
   // The next start is 9-13 min away, beyond the break-even time but mostly while the node
   // released now would still be up: keeping the pod costs little node time and saves its
-  // start. Kept up to the p99 gap (14 min + 10 %).
-  CHECK(KeepAliveSeconds(spec, s) == Approx(14 * 60 * 1.1 - 60));
-  s.idle_since = kNow - minutes(13);
+  // start. Kept until the pod, gone KEDA's 90 s after the keep-alive, outlasts the longest gap
+  // (14 min, 13 from idle): 12 min.
+  CHECK(KeepAliveSeconds(spec, s) == Approx(12 * 60));
+  s.idle_since = kNow - minutes(11);
   CHECK(Decide(spec, Obs(0), s, kNow).reason == kReasonKeepAlive);
   // Where nodes go with their pods, the same gaps are all beyond the break-even time.
   spec.node_unneeded_seconds = 0;
