@@ -62,6 +62,8 @@ double ExpectedCostKeepAlive(const IdleGapHistogram& gaps, const KeepAliveCosts&
   const Survival S(gaps, s0);
   if (!S.Known()) return 0;
   const double h = c.to_zero + c.linger;
+  // The histogram says nothing past its range; a cap that is not a number keeps nothing.
+  const double cap = std::isfinite(c.cap) ? std::clamp(c.cap, 0.0, kRange) : 0.0;
   const auto starts = [&](double k) {
     return c.pod_start * (S(s0 + k + c.to_zero) - S(s0 + k + h)) + c.cold_start * S(s0 + k + h);
   };
@@ -72,8 +74,7 @@ double ExpectedCostKeepAlive(const IdleGapHistogram& gaps, const KeepAliveCosts&
   // taken, as releasing would save next to nothing and restart a pod.
   constexpr double kTie = 1;
   // Whole bins, then the cap itself.
-  for (double last = 0, k = std::min(kBin, c.cap); k > last;
-       last = k, k = std::min(k + kBin, c.cap)) {
+  for (double last = 0, k = std::min(kBin, cap); k > last; last = k, k = std::min(k + kBin, cap)) {
     node += S.Integral(s0 + h + last, s0 + h + k);
     const double cost = node + starts(k);
     if (cost <= best + kTie) best_k = k;

@@ -16,7 +16,7 @@ struct KeepAliveCosts {
   double linger = 0;      // nodeUnneededSeconds
   double cold_start = 0;  // price of a start on a new node, in node-seconds
   double pod_start = 0;   // price of a pod start on a lingering node, in node-seconds
-  double cap = 0;         // the longest keep-alive considered
+  double cap = 0;         // the longest keep-alive considered (at most the histogram's 4 h)
 };
 
 // The keep-alive K in [0, cap] (whole minutes, the histogram's bins, or cap itself) that minimises

@@ -2,6 +2,8 @@
 // gap distribution, where a node outlives its last pod by the cluster autoscaler's linger.
 #include "policy/keep_alive_cost.h"
 
+#include <limits>
+
 #include <catch2/catch.hpp>
 
 namespace warmpool::policy {
@@ -33,6 +35,21 @@ TEST_CASE("Nothing learned, or every gap already over: nothing to keep", "[polic
   CHECK(ExpectedCostKeepAlive({}, Shipped(0, 300, 3600)) == 0);
   const IdleGapHistogram gaps = Gaps({minutes(2), minutes(3), minutes(4)});
   CHECK(ExpectedCostKeepAlive(gaps, Shipped(600, 300, 3600)) == 0);
+}
+
+TEST_CASE("A cap past the histogram's range or not a number is bounded", "[policy][keepalive]") {
+  IdleGapHistogram gaps;
+  for (int i = 0; i < 50; ++i) gaps = RecordGap(std::move(gaps), hours(3) + minutes(i));
+  // Gaps of about 3 h with a cold start priced at a day: keep, but never past 4 h.
+  KeepAliveCosts dear = Shipped(0, 86400, 1e12);
+  dear.cold_start = 86400;
+  const double k = ExpectedCostKeepAlive(gaps, dear);
+  CHECK(k > 0);
+  CHECK(k <= 4 * 3600);
+  dear.cap = std::numeric_limits<double>::infinity();
+  CHECK(ExpectedCostKeepAlive(gaps, dear) == 0);
+  dear.cap = std::numeric_limits<double>::quiet_NaN();
+  CHECK(ExpectedCostKeepAlive(gaps, dear) == 0);
 }
 
 TEST_CASE("A come-back while the node lingers costs no node time: keep till the pod outlasts it",
