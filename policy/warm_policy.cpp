@@ -225,11 +225,11 @@ double KeepAliveSeconds(const ScalerMetadata& spec, const PolicyState& state) {
   const double b = BreakEvenSeconds(spec, state);
   if (spec.prewarm_histogram) {
     const GapSummary g = SummariseGaps(state.gaps);
-    // Gaps run start to start; the last busy period already used `busy` of the next gap.
-    const double busy = state.idle_since && state.busy_since
-                            ? std::max(0.0, Seconds(*state.idle_since - *state.busy_since))
-                            : 0.0;
     if (g.representative) {
+      // Gaps run start to start; the last busy period already used `busy` of the next gap.
+      const double busy = state.idle_since && state.busy_since
+                              ? std::max(0.0, Seconds(*state.idle_since - *state.busy_since))
+                              : 0.0;
       KeepAliveCosts costs;
       costs.elapsed = busy;
       costs.to_zero = Seconds(HoldSettingsOf(spec).to_zero);
