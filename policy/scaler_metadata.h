@@ -50,8 +50,8 @@ struct ScalerMetadata {
   // manifests/base ships.
   int64_t cooldown_seconds = 60;
   int64_t scale_down_window_seconds = 900;
-  // `releasesPerHour`: the release budget, in pools KEDA scales to zero per hour (a burst of
-  // kReleaseBurst allowed). A release and the come-back after it are two reversals of the replica
+  // `releasesPerHour`: the release budget, in pools KEDA scales to zero per hour (none back to
+  // back). A release and the come-back after it are two reversals of the replica
   // count; once the budget is spent, the policy keeps one idle replica instead of releasing it,
   // until the budget allows (HoldsForReleaseBudget in warm_policy.h). nullopt = `off`.
   std::optional<double> releases_per_hour = 1.0;

@@ -283,8 +283,7 @@ bool HoldsForReleaseBudget(const ScalerMetadata& spec, const PolicyState& state,
   // KEDA is at zero (or nothing was asked): nothing to keep. More than one held: the HPA keeps
   // a burst's pool for its window, a cost per hour far above the churn a release adds.
   if (held != 1) return false;
-  const auto tolerance = (kReleaseBurst - 1) * ReleaseInterval(*spec.releases_per_hour);
-  const double wait = Seconds(*state.release_budget_at - tolerance - (now + hold.to_zero));
+  const double wait = Seconds(*state.release_budget_at - (now + hold.to_zero));
   if (wait <= 0) return false;
   // Holding saves a release only if work comes back before the budget allows one; otherwise the
   // pool is released then anyway and the hold was paid for nothing. And only a come-back while

@@ -84,11 +84,12 @@ int64_t LingeringReplicas(const ScalerMetadata& spec, const PolicyState& state,
                           std::chrono::system_clock::time_point t);
 
 // The release budget (GCRA, the token bucket of ATM traffic shaping, ITU-T I.371): at most
-// `releasesPerHour` pools scaled to zero per hour, kReleaseBurst of them back to back. The budget
-// is a time: a release at `at` conforms once at >= budget_at - (kReleaseBurst - 1) x T, with T =
-// 3600 / releasesPerHour, and spending moves it to max(budget_at, at) + T. A release the budget
-// did not allow (a burst's pool, or one the gaps gave no reason to hold) is owed the same way.
-inline constexpr int64_t kReleaseBurst = 2;
+// `releasesPerHour` pools scaled to zero per hour, none back to back (a bucket of one: each
+// release and its come-back are two reversals, so one release an interval keeps the churn
+// bound of two reversals an hour at the default). The budget is a time: a release at `at`
+// conforms once at >= budget_at, and spending moves it to max(budget_at, at) + T, with T =
+// 3600 / releasesPerHour. A release the budget did not allow (a burst's pool, or one the gaps
+// gave no reason to hold) is owed the same way.
 std::optional<std::chrono::system_clock::time_point> SpendRelease(
     const ScalerMetadata& spec, std::optional<std::chrono::system_clock::time_point> budget_at,
     std::chrono::system_clock::time_point at);
