@@ -286,16 +286,14 @@ bool HoldsForReleaseBudget(const ScalerMetadata& spec, const PolicyState& state,
   const double wait = Seconds(*state.release_budget_at - (now + hold.to_zero));
   if (wait <= 0) return false;
   // Holding saves a release only if work comes back before the budget allows one; otherwise the
-  // pool is released then anyway and the hold was paid for nothing. And only a come-back while
-  // the node lingers makes the release a flap: a later one finds the node gone, and releasing
-  // saved GPU time. Hold only where the gaps say such a come-back is likely (none learned yet:
-  // no hold).
+  // pool is released then anyway and the hold was paid for nothing. So hold while the learned
+  // gaps leave such a come-back possible (none learned yet: no hold; work overdue by every gap
+  // learned: release). The budget is a bound, not a price: a come-back after the node is gone
+  // still makes a release and its come-back two reversals.
   if (!spec.prewarm_histogram || !state.busy_since || !SummariseGaps(state.gaps).representative) {
     return false;
   }
-  const double linger = Seconds(hold.to_zero) + static_cast<double>(spec.node_unneeded_seconds);
-  return NextBurstWithin(state.gaps, Seconds(now - *state.busy_since), std::min(wait, linger)) >=
-         0.5;
+  return NextBurstWithin(state.gaps, Seconds(now - *state.busy_since), wait) > 0;
 }
 
 double PrewarmLeadSeconds(const ScalerMetadata& spec, const PolicyState& state) {

@@ -96,13 +96,12 @@ std::optional<std::chrono::system_clock::time_point> SpendRelease(
 
 // Whether the policy keeps one idle replica because releasing it now would overspend the release
 // budget: KEDA would scale to zero a poll and cooldownPeriod from now, at t, before the budget
-// allows, at a. Only where the release would be a flap: the gap histogram is representative and
-// says the next busy period more likely than not starts while the node would still linger (KEDA's
-// time to zero and nodeUnneededSeconds from now, the horizon h), when releasing saves no GPU
-// time, only to start a pod again; and only while the HPA holds one replica (a burst's pool,
-// held for the HPA's window, costs more per hour than the churn its release adds: it is
-// released, and its release spent).
-//   hold = held == 1 && t < a && P(next start <= now + min(a - t, h) | none yet) >= 0.5
+// allows, at a. Only while holding can save that release: the gap histogram is representative
+// and leaves the next busy period a chance to start before a (a hold with no come-back before a
+// is released then anyway, paid for nothing); and only while the HPA holds one replica (a
+// burst's pool, held for the HPA's window, costs more per hour than the churn its release adds:
+// it is released, and its release spent).
+//   hold = held == 1 && t < a && P(next start <= now + (a - t) | none yet) > 0
 bool HoldsForReleaseBudget(const ScalerMetadata& spec, const PolicyState& state,
                            std::chrono::system_clock::time_point now);
 

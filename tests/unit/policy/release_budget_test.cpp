@@ -1,7 +1,7 @@
 // The release budget: at most `releasesPerHour` pools scaled to zero an hour, none back to back.
 // A release and the come-back after it are two reversals of the replica count; once the budget
-// is spent the policy keeps one idle replica where work is likely back while a release would save
-// nothing (the node still lingers) and before the budget allows one.
+// is spent the policy keeps one idle replica while the learned gaps say work may come back before
+// the budget allows a release.
 #include <set>
 #include <string>
 
@@ -85,22 +85,28 @@ TEST_CASE("A spent budget keeps one idle replica until a release would conform",
   CHECK(Decide(spec, Work(0), s, kNow).reason == kReasonIdle);
 }
 
-TEST_CASE("The budget holds only while work is likely back before the nodes go",
+TEST_CASE("The budget holds while work may come back before a release conforms",
           "[policy][release-budget]") {
   const ScalerMetadata spec = OneMinuteKeepAlive();
   PolicyState s = IdleAfterOneReplica(kNow + minutes(55));
   CHECK(Decide(spec, Work(0), s, kNow).reason == kReasonReleaseBudget);
   // Ten minutes later no gap learned is that long: the work is overdue, the hold ends.
   CHECK(Decide(spec, Work(0), s, kNow + minutes(10)).reason == kReasonIdle);
-  // Gaps of 20-27 minutes: the next start is likely after the node is gone, where a release
-  // saves GPU time: release, over budget (the release is owed).
+  // Gaps of 20-27 minutes: the next start comes after the node is gone, but before the budget
+  // allows a release: releasing now would still be a release and a come-back. Hold.
   s.gaps = {};
   for (int i = 0; i < 8; ++i) s.gaps = RecordGap(std::move(s.gaps), minutes(20 + i));
+  CHECK(Decide(spec, Work(0), s, kNow).reason == kReasonReleaseBudget);
+  // Gaps of 60-67 minutes and a release that conforms in 10: no come-back before then, so a
+  // hold would be paid for nothing. Release.
+  s.gaps = {};
+  for (int i = 0; i < 8; ++i) s.gaps = RecordGap(std::move(s.gaps), minutes(60 + i));
+  s.release_budget_at = kNow + minutes(10);
   CHECK(Decide(spec, Work(0), s, kNow).reason == kReasonIdle);
-  // Where nodes outlive their pods longer, the same gaps fall within the linger: hold.
-  ScalerMetadata long_linger = OneMinuteKeepAlive();
-  long_linger.node_unneeded_seconds = 1200;
-  CHECK(Decide(long_linger, Work(0), s, kNow).reason == kReasonReleaseBudget);
+  // The same gaps with a release 55 minutes off (the busy period started 11 minutes ago): the
+  // next call may come first. Hold.
+  s.release_budget_at = kNow + minutes(55);
+  CHECK(Decide(spec, Work(0), s, kNow).reason == kReasonReleaseBudget);
   // Too few gaps to tell: no hold.
   s.gaps = {};
   for (int i = 0; i < 2; ++i) s.gaps = RecordGap(std::move(s.gaps), minutes(12 + i));
