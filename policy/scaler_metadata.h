@@ -51,9 +51,9 @@ struct ScalerMetadata {
   int64_t cooldown_seconds = 60;
   int64_t scale_down_window_seconds = 900;
   // `releasesPerHour`: the release budget, in pools KEDA scales to zero per hour (none back to
-  // back). A release and the come-back after it are two reversals of the replica
-  // count; once the budget is spent, the policy keeps one idle replica instead of releasing it,
-  // until the budget allows (HoldsForReleaseBudget in warm_policy.h). nullopt = `off`.
+  // back). A release and the come-back after it are two reversals of the replica count; once the
+  // budget is spent, the policy keeps one idle replica instead of releasing it, until the budget
+  // allows (HoldsForReleaseBudget in warm_policy.h). nullopt = `off`.
   std::optional<double> releases_per_hour = 1.0;
   static constexpr double kMinReleasesPerHour = 0.01;  // one in 100 h: a bounded interval
   static constexpr double kMaxReleasesPerHour = 3600;  // one a second

@@ -69,7 +69,7 @@ TEST_CASE("A spent budget keeps one idle replica until a release would conform",
   CHECK(d.active);
   CHECK(d.desired_replicas == 1);
   CHECK(d.reason == kReasonReleaseBudget);
-  // 5 minutes on (busy 16 minutes ago), work is still likely back within the linger.
+  // 5 minutes on (busy 16 minutes ago), work may still come back before a release conforms.
   CHECK(Decide(spec, Work(0), s, kNow + minutes(5)).reason == kReasonReleaseBudget);
   // Two releases in the last 10 minutes hold as one does: none go back to back.
   s.release_budget_at = kNow + minutes(110);
