@@ -96,9 +96,9 @@ std::optional<std::chrono::system_clock::time_point> SpendRelease(
 
 // Whether the policy keeps one idle replica because releasing it now would overspend the release
 // budget: KEDA would scale to zero a poll and cooldownPeriod from now, at t, before the budget
-// allows, at a. Only while holding can save that release: the gap histogram is representative
-// and leaves the next busy period a chance to start before a (a hold with no come-back before a
-// is released then anyway, paid for nothing); and only while the HPA holds one replica (a
+// allows, at a. Only while holding can save that release: the gaps learned (one or more) leave
+// the next busy period a chance to start before a (a hold with no come-back before a is
+// released then anyway, paid for nothing); and only while the HPA holds one replica (a
 // burst's pool, held for the HPA's window, costs more per hour than the churn its release adds:
 // it is released, and its release spent).
 //   hold = held == 1 && t < a && P(next start <= now + (a - t) | none yet) > 0
