@@ -4,7 +4,8 @@ every workload and population member of a scaling report's out-dir (its seeds an
 traces), and prints, by the report's own rules (scaling_pareto: seed by seed), what the Targets
 table would say: GPU-h, p95 wait, tasks killed or requeued, reversals per hour, cost at equal SLO
 and the grid configurations that dominate warmpool; then the dominated count of the population
-and of the held-out windows. The KEDA grid does not depend on the policy, so the report's grid
+and of the held-out windows, and how many distinct arrival patterns those are (functions of one
+app often share a timer, so one pattern can count several times). The KEDA grid does not depend on the policy, so the report's grid
 runs are reused as they are.
 
 Usage: scripts/policy_check.py --sim NEW-warmpool-sim --report-dir OUT_DIR [--out-dir DIR]
@@ -69,15 +70,26 @@ def population_lines(out_dir, report_dir, seeds, margin=0.02):
                       population.held_out_members(report.TRACE_DATA), seeds, margin)
 
 
+def _arrivals_key(report_dir, member, seed):
+    """The arrival times of a member's imported CSV for one seed: functions of one app often share
+    a timer, so several members can be one arrival pattern judged several times."""
+    with open(population.workload_csv(report_dir, member, seed)) as f:
+        return tuple(line.split(",", 1)[0] for line in f if line[:1].isdigit())
+
+
 def _judged_lines(label, out_dir, report_dir, members, seeds, margin):
-    rows = population.grid_summary(out_dir, members, report.run_path, seeds, report_dir)
+    judged = [(w, r) for w in members
+              for r in population.grid_summary(out_dir, [w], report.run_path, seeds, report_dir)]
+    rows = [r for _, r in judged]
     if not rows:
         return []
     dominated = [(pareto.gpuh_ratio(wp, d), fn, d) for fn, wp, _, d, _ in rows if d]
     wide = [d for d in dominated if d[0] > 1 + margin]
+    patterns = {_arrivals_key(report_dir, w, seeds[0]) for w, r in judged if r[3]}
     lines = [f"{label}: {len(rows)} functions, {sum(r[1].gpuh for r in rows):.1f} GPU-h, "
              f"median p95 {statistics.median(r[1].p95 for r in rows):.0f} s, dominated on "
-             f"{len(dominated)} ({len(wide)} by more than {100 * margin:.0f} % of GPU-h)"]
+             f"{len(dominated)} ({len(wide)} by more than {100 * margin:.0f} % of GPU-h; "
+             f"{len(patterns)} distinct arrival patterns)"]
     lines += [f"  {fn} {ratio:.2f}x {best.name}" for ratio, fn, best in sorted(wide, reverse=True)]
     return lines
 

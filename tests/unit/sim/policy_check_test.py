@@ -48,7 +48,7 @@ class PolicyCheck(unittest.TestCase):
             with open(os.path.join(trace, population.INVOCATIONS), "w") as f:
                 f.write("HashFunction,HashOwner,HashApp," +
                         ",".join(f"minute_{i}" for i in range(1, 1441)) + "\n")
-                for h in ("a" * 64, "b" * 64):
+                for h in ("a" * 64, "b" * 64, "d" * 64):
                     f.write(f"{h},o,a,10" + ",0" * 1439 + "\n")
                 f.write("c" * 64 + ",o,a" + ",0" * 500 + ",10" + ",0" * 939 + "\n")  # held out
             saved, report.TRACE_DATA = report.TRACE_DATA, trace
@@ -58,6 +58,10 @@ class PolicyCheck(unittest.TestCase):
                     write(out, "base", "azfpop-" + "a" * 12, s, [result("warmpool", 5, 400)])
                     write(rep, "grid", "azfpop-" + "a" * 12, s,
                           [result("keda-ll2-cd60-pi10-g30", 4, 400)])
+                    # d: a's arrivals (one app's timer), dominated the same way.
+                    write(out, "base", "azfpop-" + "d" * 12, s, [result("warmpool", 5, 400)])
+                    write(rep, "grid", "azfpop-" + "d" * 12, s,
+                          [result("keda-ll2-cd60-pi10-g30", 4, 400)])
                     write(out, "base", "azfpop-" + "b" * 12, s, [result("warmpool", 1, 30)])
                     write(rep, "grid", "azfpop-" + "b" * 12, s,
                           [result("keda-ll2-cd60-pi10-g30", 4, 400)])
@@ -65,14 +69,23 @@ class PolicyCheck(unittest.TestCase):
                     write(out, "base", "azf08-" + "c" * 12, s, [result("warmpool", 2, 100)])
                     write(rep, "grid", "azf08-" + "c" * 12, s,
                           [result("keda-ll2-cd60-pi10-g30", 1.8, 99)])
+                # The patterns are read from the first seed's imports.
+                for w, arrivals in (("a", "60.0 120.5"), ("d", "60.0 120.5"), ("c", "30000.0")):
+                    with open(population.workload_csv(rep, ("azf08-" if w == "c" else "azfpop-")
+                                                      + w * 12, "1"), "w") as f:
+                        f.write("# imported\narrival_s,duration_s,eta_s,queue,task\n" +
+                                "".join(f"{t},0.5,,q,t\n" for t in arrivals.split()))
                 lines = policy_check.population_lines(out, rep, ["1", "2"])
             finally:
                 report.TRACE_DATA = saved
             self.assertEqual(lines, [
-                "population: 2 functions, 6.0 GPU-h, median p95 215 s, dominated on 1 (1 by "
-                "more than 2 % of GPU-h)", "  aaaaaaaaaaaa 1.25x keda-ll2-cd60-pi10-g30",
+                "population: 3 functions, 11.0 GPU-h, median p95 400 s, dominated on 2 (2 by "
+                "more than 2 % of GPU-h; 1 distinct arrival patterns)",
+                "  dddddddddddd 1.25x keda-ll2-cd60-pi10-g30",
+                "  aaaaaaaaaaaa 1.25x keda-ll2-cd60-pi10-g30",
                 "held out: 1 functions, 2.0 GPU-h, median p95 100 s, dominated on 1 (1 by "
-                "more than 2 % of GPU-h)", "  cccccccccccc 1.11x keda-ll2-cd60-pi10-g30"])
+                "more than 2 % of GPU-h; 1 distinct arrival patterns)",
+                "  cccccccccccc 1.11x keda-ll2-cd60-pi10-g30"])
 
     def test_runs_held_out_members_only_where_the_report_imported_them(self):
         with tempfile.TemporaryDirectory() as trace, tempfile.TemporaryDirectory() as rep:
