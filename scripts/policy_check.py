@@ -70,13 +70,6 @@ def population_lines(out_dir, report_dir, seeds, margin=0.02):
                       population.held_out_members(report.TRACE_DATA), seeds, margin)
 
 
-def _arrivals_key(report_dir, member, seed):
-    """The arrival times of a member's imported CSV for one seed: functions of one app often share
-    a timer, so several members can be one arrival pattern judged several times."""
-    with open(population.workload_csv(report_dir, member, seed)) as f:
-        return tuple(line.split(",", 1)[0] for line in f if line[:1].isdigit())
-
-
 def _judged_lines(label, out_dir, report_dir, members, seeds, margin):
     judged = [(w, r) for w in members
               for r in population.grid_summary(out_dir, [w], report.run_path, seeds, report_dir)]
@@ -85,7 +78,7 @@ def _judged_lines(label, out_dir, report_dir, members, seeds, margin):
         return []
     dominated = [(pareto.gpuh_ratio(wp, d), fn, d) for fn, wp, _, d, _ in rows if d]
     wide = [d for d in dominated if d[0] > 1 + margin]
-    patterns = {_arrivals_key(report_dir, w, seeds[0]) for w, r in judged if r[3]}
+    patterns = {population.arrival_pattern(report_dir, w, seeds[0]) for w, r in judged if r[3]}
     lines = [f"{label}: {len(rows)} functions, {sum(r[1].gpuh for r in rows):.1f} GPU-h, "
              f"median p95 {statistics.median(r[1].p95 for r in rows):.0f} s, dominated on "
              f"{len(dominated)} ({len(wide)} by more than {100 * margin:.0f} % of GPU-h; "

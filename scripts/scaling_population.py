@@ -77,6 +77,16 @@ def workload_csv(out_dir, w, s="1"):
     return os.path.join(out_dir, f"trace-{w}-{s}.csv")
 
 
+def arrival_pattern(out_dir, w, s="1"):
+    """The arrival times of member w's import for seed s, or w itself where that import is not
+    there: functions of one app often share a timer, so several members can be one pattern."""
+    path = workload_csv(out_dir, w, s)
+    if not os.path.exists(path):
+        return w
+    with open(path) as f:
+        return tuple(line.split(",", 1)[0] for line in f if line[:1].isdigit())
+
+
 def import_all(sim, out_dir, trace_dir, azf_args, seeds=("1",), start_hour=0):
     """Imports every function of the population (with start_hour, of the held-out window starting
     then) once per seed; returns the member names."""
@@ -188,6 +198,15 @@ def grid_summary(out_dir, members, run_path, seeds=("1",), grid_dir=None):
         out.append((function_of(w), wp, ratio, min(dom, key=lambda p: p.gpuh) if dom else None,
                     base.get("warmpool-prewarm-off")))
     return out
+
+
+def dominated_patterns(out_dir, members, run_path, seeds=("1",), grid_dir=None):
+    """How many distinct arrival patterns (arrival_pattern, first seed; the imports are where the
+    grid runs are) the members a grid configuration dominates warmpool on have."""
+    where = grid_dir or out_dir
+    return len({arrival_pattern(where, w, seeds[0])
+                for w, base, grid in _with_grid(out_dir, members, run_path, seeds, grid_dir)
+                if pareto.dominating(base["warmpool"], list(grid.values()))})
 
 
 def grid_values(rows, margin=0.02):
@@ -367,7 +386,8 @@ def held_out_values(out_dir, trace_dir, run_path, seeds=("1",), margin=0.02, top
     if not rows:
         return {}
     figures = {**grid_values(rows, margin),
-               **fixed_values(fixed_summary(out_dir, held, run_path, margin, seeds))}
+               **fixed_values(fixed_summary(out_dir, held, run_path, margin, seeds)),
+               "pop_grid_patterns": str(dominated_patterns(out_dir, held, run_path, seeds))}
     v = {"held_" + k[len("pop_"):]: x for k, x in figures.items()}
     dominated = sorted((pareto.gpuh_ratio(wp, d), fn) for fn, wp, _, d, _ in rows if d)[::-1]
     v["held_top"] = ", ".join(f"`{fn}` ({ratio:.2f}×)" for ratio, fn in dominated[:top]) or "none"

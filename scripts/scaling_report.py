@@ -484,6 +484,8 @@ def figures(runs, commit, es):
         v.update({f"pop_{k}": str(counts[k]) for k in ("gain", "same", "loss", "trade")})
     if rows := population.grid_summary(runs.out_dir, members, run_path, pop_seeds):
         v.update(population.grid_values(rows))
+        v["pop_grid_patterns"] = str(population.dominated_patterns(runs.out_dir, members,
+                                                                   run_path, pop_seeds))
     v.update(population.fixed_values(population.fixed_summary(runs.out_dir, members, run_path,
                                                               seeds=pop_seeds)))
     v.update(population.stated_values(runs.out_dir, members, run_path, seeds=pop_seeds))

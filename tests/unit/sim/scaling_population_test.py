@@ -126,6 +126,26 @@ class Summary(unittest.TestCase):
                           "| 9.50 / 100 |", v["pop_grid_rows"])
             self.assertNotIn("`z`", v["pop_grid_rows"])
 
+    def test_counts_dominated_members_with_one_arrival_pattern_once(self):
+        with tempfile.TemporaryDirectory() as d:
+            runs = {}
+            for fn in ("p", "q", "r", "s"):
+                # p, q and r: ll5 bills 20 % less at the same p95 (dominated); s: not.
+                runs[("base", "azfpop-" + fn)] = [self.result("warmpool", 10, 100)]
+                runs[("grid", "azfpop-" + fn)] = [
+                    self.result("keda-ll5-cd60-pi10-g30", 8 if fn != "s" else 12, 100)]
+            self.write_runs(d, runs)
+            # p and q share one app's timer; r's import is missing (a pattern of its own); s
+            # shares it too but is not dominated.
+            for fn, arrivals in (("p", "60.0 120.5"), ("q", "60.0 120.5"), ("s", "60.0 120.5")):
+                with open(pop.workload_csv(d, "azfpop-" + fn), "w") as f:
+                    f.write("# imported\narrival_s,duration_s,eta_s,queue,task\n" +
+                            "".join(f"{t},0.5,,q,t\n" for t in arrivals.split()))
+            members = ["azfpop-" + fn for fn in "pqrs"]
+            self.assertEqual(pop.dominated_patterns(d, members, self.path), 2)
+            self.assertEqual(pop.arrival_pattern(d, "azfpop-p"), ("60.0", "120.5"))
+            self.assertEqual(pop.arrival_pattern(d, "azfpop-r"), "azfpop-r")
+
     def test_judges_the_held_out_windows_as_the_population(self):
         with tempfile.TemporaryDirectory() as trace, tempfile.TemporaryDirectory() as d:
             write_invocations(trace, {"b" * 64: {480: 8}, "c" * 64: {960: 8}})
@@ -138,8 +158,8 @@ class Summary(unittest.TestCase):
                 ("grid", c): [self.result("keda-ll5-cd60-pi10-g30", 3, 70)],
             })
             v = pop.held_out_values(d, trace, self.path)
-            self.assertEqual((v["held_grid_n"], v["held_grid_dominated"], v["held_grid_wide"]),
-                             ("2", "1", "1"))
+            self.assertEqual((v["held_grid_n"], v["held_grid_dominated"], v["held_grid_wide"],
+                              v["held_grid_patterns"]), ("2", "1", "1", "1"))
             self.assertEqual(v["held_top"], "`bbbbbbbbbbbb` (1.25×)")
             self.assertEqual(v["held_windows"], "8–16 h and 16–24 h")
             self.assertEqual(v["held_fixed_cheapest"], "`keda-ll5-cd60-pi10-g30`")
