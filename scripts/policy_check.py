@@ -5,8 +5,8 @@ traces), and prints, by the report's own rules (scaling_pareto: seed by seed), w
 table would say: GPU-h, p95 wait, tasks killed or requeued, reversals per hour, cost at equal SLO
 and the grid configurations that dominate warmpool; then the dominated count of the population
 and of the held-out windows, and how many distinct arrival patterns those are (functions of one
-app often share a timer, so one pattern can count several times). The KEDA grid does not depend on the policy, so the report's grid
-runs are reused as they are.
+app often share a timer, so one pattern can count several times). The KEDA grid does not depend
+on the policy, so the report's grid runs are reused as they are.
 
 Usage: scripts/policy_check.py --sim NEW-warmpool-sim --report-dir OUT_DIR [--out-dir DIR]
        [--seeds "1 2 3 4 5"] [--jobs 2] [--meta key=value ...] [--scaledobject key=value ...]
