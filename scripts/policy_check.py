@@ -71,18 +71,16 @@ def population_lines(out_dir, report_dir, seeds, margin=0.02):
 
 
 def _judged_lines(label, out_dir, report_dir, members, seeds, margin):
-    judged = [(w, r) for w in members
-              for r in population.grid_summary(out_dir, [w], report.run_path, seeds, report_dir)]
-    rows = [r for _, r in judged]
+    rows = population.grid_summary(out_dir, members, report.run_path, seeds, report_dir)
     if not rows:
         return []
     dominated = [(pareto.gpuh_ratio(wp, d), fn, d) for fn, wp, _, d, _ in rows if d]
     wide = [d for d in dominated if d[0] > 1 + margin]
-    patterns = {population.arrival_pattern(report_dir, w, seeds[0]) for w, r in judged if r[3]}
+    patterns = population.dominated_patterns(out_dir, members, report.run_path, seeds, report_dir)
     lines = [f"{label}: {len(rows)} functions, {sum(r[1].gpuh for r in rows):.1f} GPU-h, "
              f"median p95 {statistics.median(r[1].p95 for r in rows):.0f} s, dominated on "
              f"{len(dominated)} ({len(wide)} by more than {100 * margin:.0f} % of GPU-h; "
-             f"{len(patterns)} distinct arrival patterns)"]
+             f"{patterns} distinct arrival patterns)"]
     lines += [f"  {fn} {ratio:.2f}x {best.name}" for ratio, fn, best in sorted(wide, reverse=True)]
     return lines
 
