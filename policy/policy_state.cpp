@@ -154,6 +154,11 @@ PolicyState Observe(PolicyState s, const ScalerMetadata& spec, const Observation
         s.gaps = RecordGap(std::move(s.gaps),
                            std::chrono::duration_cast<std::chrono::seconds>(now - *s.busy_since));
       }
+      // A queue's first work: its release budget starts empty (OpeningReleaseBudget). A state
+      // saved by an earlier version keeps the budget it has.
+      if (!s.busy_since && !s.release_budget_at) {
+        s.release_budget_at = OpeningReleaseBudget(spec, now);
+      }
       s.prev_busy_since = s.busy_since;
       s.busy_since = now;
       s.arrival_rate_before_busy = rate_before;

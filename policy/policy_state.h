@@ -130,8 +130,10 @@ struct PolicyState {
   // EWMA (weight 0.3) of measured waits for a first running task that began while such nodes
   // were there: the pod start on a node that is already up; 0 = none yet.
   double warm_node_start_seconds = 0;
-  // The release budget's theoretical arrival time (GCRA, as a token bucket): each pool KEDA
-  // scales to zero moves it to max(it, then) + 3600 / releasesPerHour; nullopt = a full budget.
+  // The release budget's theoretical arrival time (GCRA, as a token bucket): set an interval
+  // after the queue's first work (it starts empty, OpeningReleaseBudget), and each pool KEDA
+  // scales to zero moves it to max(it, then) + 3600 / releasesPerHour; nullopt = a full budget
+  // (`releasesPerHour: off`, no work seen yet, or a state saved before it started empty).
   std::optional<std::chrono::system_clock::time_point> release_budget_at;
 
   friend bool operator==(const PolicyState&, const PolicyState&) = default;
@@ -148,7 +150,9 @@ struct PolicyState {
 //     start measurement when longer than coldStartSeconds / 2; a shorter one that began while
 //     the last released pool's nodes lingered (LingeringReplicas) measures a pod start on such a
 //     node (warm_node_start_seconds);
-//   - the pool KEDA has just scaled to zero (PoolScaledToZero) is remembered with its time;
+//   - the queue's first work opens the release budget, empty (OpeningReleaseBudget);
+//   - the pool KEDA has just scaled to zero (PoolScaledToZero) is remembered with its time and
+//     spends the release budget (SpendRelease);
 //   - tasks that arrived since the previous observation (rise of pending + in_flight, plus the
 //     finished tasks measured_task_count reports) update arrival_rate and are counted in the
 //     hour's bucket of the time-of-day forecast (CountArrivals);

@@ -275,6 +275,12 @@ std::optional<Clock::time_point> SpendRelease(const ScalerMetadata& spec,
   return std::max(budget_at.value_or(at), at) + ReleaseInterval(*spec.releases_per_hour);
 }
 
+std::optional<Clock::time_point> OpeningReleaseBudget(const ScalerMetadata& spec,
+                                                      Clock::time_point first_work) {
+  if (!spec.releases_per_hour) return std::nullopt;
+  return first_work + ReleaseInterval(*spec.releases_per_hour);
+}
+
 bool HoldsForReleaseBudget(const ScalerMetadata& spec, const PolicyState& state,
                            Clock::time_point now) {
   if (!spec.releases_per_hour || !state.release_budget_at) return false;

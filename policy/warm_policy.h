@@ -94,6 +94,14 @@ std::optional<std::chrono::system_clock::time_point> SpendRelease(
     const ScalerMetadata& spec, std::optional<std::chrono::system_clock::time_point> budget_at,
     std::chrono::system_clock::time_point at);
 
+// The budget a queue starts with at its first work: empty, earned one interval later (nullopt
+// when `releasesPerHour` is off). A queue earns its releases at the bound's rate from its first
+// task on, so over any time from then, releases stay within rate x time. A full budget at the
+// start would grant a release the rate never earned: with one more release than intervals, a
+// queue that releases at the rate reverses a little over twice an hour over its first hours.
+std::optional<std::chrono::system_clock::time_point> OpeningReleaseBudget(
+    const ScalerMetadata& spec, std::chrono::system_clock::time_point first_work);
+
 // Whether the policy keeps one idle replica because releasing it now would overspend the release
 // budget: KEDA would scale to zero a poll and cooldownPeriod from now, at t, before the budget
 // allows, at a. Only while holding can save that release: the gaps learned (one or more) leave

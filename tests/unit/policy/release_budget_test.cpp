@@ -1,4 +1,5 @@
-// The release budget: at most `releasesPerHour` pools scaled to zero an hour, none back to back.
+// The release budget: at most `releasesPerHour` pools scaled to zero an hour, none back to back,
+// earned from the queue's first work on.
 // A release and the come-back after it are two reversals of the replica count; once the budget
 // is spent the policy keeps one idle replica while the learned gaps say work may come back before
 // the budget allows a release.
@@ -141,6 +142,31 @@ TEST_CASE("releasesPerHour: off releases whenever the keep-alive ends",
   CHECK(Decide(spec, Work(0), s, kNow).reason == kReasonIdle);
 }
 
+TEST_CASE("A queue's budget opens empty at its first work", "[policy][release-budget]") {
+  ScalerMetadata spec;  // 1 an hour
+  CHECK(OpeningReleaseBudget(spec, kNow) == kNow + hours(1));
+  // Idle observations open nothing: a queue's time starts with its first task.
+  PolicyState s = Observe(PolicyState{}, spec, Work(0), kNow);
+  CHECK_FALSE(s.release_budget_at);
+  s = Observe(s, spec, Work(2), kNow + minutes(30));
+  CHECK(s.release_budget_at == kNow + minutes(90));
+  // Later busy periods leave it to the releases that spend it.
+  s = Observe(s, spec, Work(0), kNow + minutes(31));
+  s = Observe(s, spec, Work(1), kNow + minutes(32));  // back before KEDA could scale to zero
+  CHECK(s.release_budget_at == kNow + minutes(90));
+  // A state saved before the budget opened empty (busy before, no budget) keeps a full one.
+  PolicyState saved;
+  saved.busy_since = kNow - hours(3);
+  saved.idle_since = kNow - hours(2);
+  CHECK_FALSE(Observe(saved, spec, Work(1), kNow).release_budget_at);
+  // Four an hour: earned 15 minutes on; off: no budget.
+  spec.releases_per_hour = 4;
+  CHECK(Observe(PolicyState{}, spec, Work(1), kNow).release_budget_at == kNow + minutes(15));
+  spec.releases_per_hour.reset();
+  CHECK_FALSE(OpeningReleaseBudget(spec, kNow));
+  CHECK_FALSE(Observe(PolicyState{}, spec, Work(1), kNow).release_budget_at);
+}
+
 TEST_CASE("Observe spends the budget when KEDA scales the pool to zero, and the policy then holds",
           "[policy][release-budget]") {
   // Cooldown 60 s: KEDA at zero 90 s after the policy goes inactive.
@@ -160,10 +186,12 @@ TEST_CASE("Observe spends the budget when KEDA scales the pool to zero, and the 
       reasons.insert(d.reason);
     }
   };
+  // The first release: no gap learned says work comes back, so nothing holds, but the budget
+  // opened empty at the first work, so the release is owed: the next conforms two intervals on.
   period(0, 600);
   REQUIRE(s.released_at);
   const auto first = *s.released_at;
-  CHECK(s.release_budget_at == first + hours(1));
+  CHECK(s.release_budget_at == at(0) + hours(2));
   // One gap (10 minutes) says the next start is near: one replica stays while it may come, and
   // goes, over budget and owed, once the work is overdue by that gap.
   period(600, 1500);
@@ -171,7 +199,7 @@ TEST_CASE("Observe spends the budget when KEDA scales the pool to zero, and the 
   REQUIRE(s.released_at > first);
   const auto second = *s.released_at;
   CHECK(second >= at(600 + 600));
-  CHECK(s.release_budget_at == first + hours(2));
+  CHECK(s.release_budget_at == at(0) + hours(3));
   // Gaps of 10 and 15 minutes: the next call, 7 then 10 minutes on, comes while one replica
   // stays. Nothing is released.
   period(1500, 1920);
