@@ -211,7 +211,8 @@ def dominated_patterns(out_dir, members, run_path, seeds=("1",), grid_dir=None):
 
 def grid_values(rows, margin=0.02):
     """The template's pop_grid_* values from grid_summary's rows; a config dominates by more than
-    `margin` when warmpool bills over (1 + margin) times its GPU-h."""
+    `margin` when warmpool bills over (1 + margin) times its GPU-h. pop_grid_churning lists the
+    functions warmpool reverses on more than CHURN_REVERSALS_PER_HOUR times an hour."""
     ratios = sorted(r[2] for r in rows if r[2] is not None)
     dominated = [r for r in rows if r[3] is not None]
     wide = sorted((r for r in dominated if pareto.gpuh_ratio(r[1], r[3]) > 1 + margin),
@@ -219,6 +220,9 @@ def grid_values(rows, margin=0.02):
     # Dominated ones the learned pre-warm made dearer (it bills over 0.5 % more than without).
     prewarm = sum(1 for r in dominated if r[4] and pareto.gpuh_ratio(r[1], r[4]) > 1.005)
     q = statistics.quantiles(ratios, n=4) if len(ratios) > 1 else ratios * 3
+    # Where warmpool reverses more than the bound of the Targets table (median over the seeds).
+    churning = sorted(((r[1].reversals or 0, r[0]) for r in rows
+                       if (r[1].reversals or 0) > CHURN_REVERSALS_PER_HOUR), reverse=True)
 
     def off_cell(off):
         return "-" if off is None else f"{off.gpuh:.2f} / {off.p95:.0f}"
@@ -233,6 +237,8 @@ def grid_values(rows, margin=0.02):
             "pop_grid_below_07": str(sum(1 for r in ratios if r <= 0.7)),
             "pop_grid_dominated": str(len(dominated)), "pop_grid_wide": str(len(wide)),
             "pop_grid_prewarm": str(prewarm),
+            "pop_grid_churning": ", ".join(f"`{fn}` ({rate:.2f})" for rate, fn in churning)
+            or "none",
             "pop_grid_margin": f"{100 * margin:.0f}", "pop_grid_rows": table}
 
 

@@ -105,10 +105,12 @@ class Summary(unittest.TestCase):
                 ("grid", "azfpop-x"): [self.result("keda-ll10-cd60-pi10-g30", 12.5, 90),
                                        self.result("keda-ll5-cd60-pi10-g30", 9, 100)],
                 # y: nothing as fast; ll1 is slower and dearer; dominated by nothing.
-                ("base", "azfpop-y"): [self.result("warmpool", 5, 50)],
+                ("base", "azfpop-y"): [self.result("warmpool", 5, 50) |
+                                       {"reversalsPerHour": 2.5}],
                 ("grid", "azfpop-y"): [self.result("keda-ll1-cd60-pi10-g30", 6, 70)],
-                # z: dominated by 1 % only (within the margin).
-                ("base", "azfpop-z"): [self.result("warmpool", 10.1, 100)],
+                # z: dominated by 1 % only (within the margin); reverses at the bound, not over.
+                ("base", "azfpop-z"): [self.result("warmpool", 10.1, 100) |
+                                       {"reversalsPerHour": 2}],
                 ("grid", "azfpop-z"): [self.result("keda-ll2-cd60-pi10-g30", 10, 100)],
                 # w: no grid run (not judged).
                 ("base", "azfpop-w"): [self.result("warmpool", 1, 1)],
@@ -125,6 +127,8 @@ class Summary(unittest.TestCase):
             self.assertIn("| `x` | 10.00 / 100 | `keda-ll5-cd60-pi10-g30` | 9.00 / 100 | 1.11× "
                           "| 9.50 / 100 |", v["pop_grid_rows"])
             self.assertNotIn("`z`", v["pop_grid_rows"])
+            self.assertEqual(v["pop_grid_churning"], "`y` (2.50)")
+            self.assertEqual(pop.grid_values(rows[:1])["pop_grid_churning"], "none")
 
     def test_counts_dominated_members_with_one_arrival_pattern_once(self):
         with tempfile.TemporaryDirectory() as d:
