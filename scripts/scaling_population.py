@@ -170,6 +170,15 @@ def summary(out_dir, members, sweep, run_path, seeds=("1",)):
     return counts, judged
 
 
+# Scaling reversals per hour above which a configuration churns on a function (issue 21's bound).
+CHURN_REVERSALS_PER_HOUR = 2
+
+
+def _churns(point):
+    """The point reverses more than CHURN_REVERSALS_PER_HOUR times an hour (median over seeds)."""
+    return (point.reversals or 0) > CHURN_REVERSALS_PER_HOUR
+
+
 def _with_grid(out_dir, members, run_path, seeds, grid_dir=None):
     """(member, {policy: Point} of its base runs, {configuration: Point} of its grid runs) for the
     members whose warmpool and grid runs are there on every seed (the grid's in grid_dir, default
@@ -221,8 +230,7 @@ def grid_values(rows, margin=0.02):
     prewarm = sum(1 for r in dominated if r[4] and pareto.gpuh_ratio(r[1], r[4]) > 1.005)
     q = statistics.quantiles(ratios, n=4) if len(ratios) > 1 else ratios * 3
     # Where warmpool reverses more than the bound of the Targets table (median over the seeds).
-    churning = sorted(((r[1].reversals or 0, r[0]) for r in rows
-                       if (r[1].reversals or 0) > CHURN_REVERSALS_PER_HOUR), reverse=True)
+    churning = sorted(((r[1].reversals, r[0]) for r in rows if _churns(r[1])), reverse=True)
 
     def off_cell(off):
         return "-" if off is None else f"{off.gpuh:.2f} / {off.p95:.0f}"
@@ -294,9 +302,6 @@ def table(judged, verdicts=("gain", "loss", "trade")):
 
 FixedConfig = collections.namedtuple(
     "FixedConfig", "name gpuh p95 killing slower dominated wide churning")
-# Scaling reversals per hour above which a configuration churns on a function (issue 21's bound).
-CHURN_REVERSALS_PER_HOUR = 2
-
 
 def _fixed_candidates(grid_points, base):
     """{configuration: Point} one function runs under each configuration an SRE would set once
@@ -338,7 +343,7 @@ def fixed_summary(out_dir, members, run_path, margin=0.02, seeds=("1",)):
             sum(1 for p, wp, _ in runs if not pareto.no_slower(p, wp)),
             sum(1 for _, _, d in runs if d),
             sum(1 for p, _, d in runs if _wide(p, d, margin)),
-            sum(1 for p, _, _ in runs if (p.reversals or 0) > CHURN_REVERSALS_PER_HOUR)))
+            sum(1 for p, _, _ in runs if _churns(p))))
     return sorted(rows, key=lambda r: (r.gpuh, r.p95, r.name))
 
 
