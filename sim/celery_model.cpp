@@ -24,7 +24,6 @@ CeleryModel::CeleryModel(const Workload& workload, int64_t slots_per_pod, RunTal
     s.duration = std::max<int64_t>(1, std::llround(t.duration_s));
     tasks_.push_back(s);
   }
-  finished_by_name_.assign(task_names_.size(), FinishedOfName{});
   wait_index_.assign(tasks_.size(), -1);
   lost_at_.assign(tasks_.size(), -1);
 }

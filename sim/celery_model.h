@@ -27,12 +27,6 @@ struct SimTask {
   int name = -1;          // index into CeleryModel::task_names(); -1 = unnamed
 };
 
-// Tasks of one name finished since the last take (CeleryModel::finished_by_name).
-struct FinishedOfName {
-  double seconds = 0;
-  int64_t count = 0;
-};
-
 // The Celery side of a run: the broker (arrivals, tasks with an eta held out of the list until
 // due, as in kombu's `unacked` hash, and the FIFO list LLEN sees) and the workers (one per pod,
 // `slotsPerPod` tasks at a time, no prefetch beyond free slots). Shutdown of a terminating pod:
@@ -72,17 +66,7 @@ class CeleryModel {
   // SIGKILLed tasks still unacked (not yet restored by a visibility sweep).
   int64_t lost() const { return static_cast<int64_t>(lost_.size()); }
   std::optional<int64_t> earliest_eta() const;  // earliest due time of a held task
-  // Completed tasks, for the durations the scaler measures: the running sum of their durations
-  // and the count since ResetFinishedCount().
-  double finished_durations_sum() const { return finished_durations_sum_; }
-  int64_t finished_count() const { return finished_since_take_; }
-  // Indexed by SimTask.name; reset with the count.
-  const std::vector<FinishedOfName>& finished_by_name() const { return finished_by_name_; }
-  const std::vector<std::string>& task_names() const { return task_names_; }
-  void ResetFinishedCount() {
-    finished_since_take_ = 0;
-    std::fill(finished_by_name_.begin(), finished_by_name_.end(), FinishedOfName{});
-  }
+  const std::vector<std::string>& task_names() const { return task_names_; }  // by SimTask.name
 
  private:
   // Takes the running task `id` off its worker at t: its partial run goes to `lost_gpu_s`.
@@ -99,10 +83,7 @@ class CeleryModel {
   using Due = std::pair<int64_t, int>;  // (due time, task id)
   std::priority_queue<Due, std::vector<Due>, std::greater<>> scheduled_;
   std::priority_queue<Due, std::vector<Due>, std::greater<>> lost_;  // (visible again at, id)
-  double finished_durations_sum_ = 0;
-  int64_t finished_since_take_ = 0;
   std::vector<std::string> task_names_;
-  std::vector<FinishedOfName> finished_by_name_;
 };
 
 // Inline: it runs for every pod every simulated second.
@@ -111,12 +92,6 @@ inline void CeleryModel::RunWorker(int64_t t, Pod& p) {
     SimTask& task = tasks_[p.tasks[k]];
     if (task.end <= t) {
       tally_.busy_gpu_s += static_cast<double>(task.duration) / slots_per_pod_;
-      finished_durations_sum_ += static_cast<double>(task.duration);
-      ++finished_since_take_;
-      if (task.name >= 0) {
-        finished_by_name_[task.name].seconds += static_cast<double>(task.duration);
-        ++finished_by_name_[task.name].count;
-      }
       tally_.last_completion = std::max(tally_.last_completion, task.end);
       p.tasks[k] = p.tasks.back();
       p.tasks.pop_back();

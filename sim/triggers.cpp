@@ -1,6 +1,7 @@
 #include "sim/triggers.h"
 
 #include <algorithm>
+#include <string>
 #include <utility>
 
 namespace warmpool::sim {
@@ -34,50 +35,50 @@ policy::Decision PolicyStep(const policy::ScalerMetadata& meta, const policy::Ob
   return decided;
 }
 
-ProbeSnapshot WarmpoolTrigger::Probe() {
+ProbeSnapshot ProbeQueue(const CeleryModel& celery, const ClusterModel& cluster, int64_t t,
+                         bool measure_durations, policy::TaskTiming* timing) {
   ProbeSnapshot s;
-  s.pending = static_cast<int64_t>(celery_.queue().size());
+  s.pending = static_cast<int64_t>(celery.queue().size());
   // A SIGKILLed task's entry stays in kombu's `unacked` until the visibility timeout, and the
   // scaler counts every unacked entry of the queue as in flight.
-  s.in_flight = cluster_.Running() + celery_.lost();
-  for (int id : cluster_.live_pods()) {
-    for (int task_id : cluster_.pods()[id].tasks) {
-      const int64_t start = celery_.tasks()[task_id].start;
-      if (!s.oldest_start || start < *s.oldest_start) s.oldest_start = start;
-    }
-  }
+  s.in_flight = cluster.Running() + celery.lost();
   // Sampled only where ObservationOf keeps it: the scaler reads it with the durations.
-  if (policy_.measure_durations) {
-    const auto& queue = celery_.queue();
+  if (measure_durations) {
+    const auto& queue = celery.queue();
     const auto sampled = std::min<size_t>(queue.size(), policy::kPendingSample);
     for (size_t i = 0; i < sampled; ++i) {
-      const int name = celery_.tasks()[queue[i]].name;
-      if (name >= 0) ++s.pending_sample[celery_.task_names()[name]];
+      const int name = celery.tasks()[queue[i]].name;
+      if (name >= 0) ++s.pending_sample[celery.task_names()[name]];
     }
   }
-  s.scheduled = celery_.scheduled();
-  s.earliest_eta = celery_.earliest_eta();
-  // Taken only when durations are measured, as before: otherwise they keep accumulating unread.
-  const int64_t finished = celery_.finished_count();
-  if (policy_.measure_durations && finished > 0) {
-    s.finished = finished;
-    s.finished_seconds = celery_.finished_durations_sum() - durations_reported_;
-    const auto& by_name = celery_.finished_by_name();
-    for (size_t i = 0; i < by_name.size(); ++i) {
-      if (by_name[i].count > 0) {
-        s.finished_by_task.push_back(
-            {celery_.task_names()[i], by_name[i].seconds, by_name[i].count});
-      }
+  s.scheduled = celery.scheduled();
+  s.earliest_eta = celery.earliest_eta();
+  // The running tasks' delivery tags (a task's id), with their names, through the scaler's own
+  // measurement (policy::ObserveInFlight, as ScalerCore::MeasureTaskTimes runs it).
+  std::vector<std::string> tags, names;
+  for (int id : cluster.live_pods()) {
+    for (int task_id : cluster.pods()[id].tasks) {
+      const int name = celery.tasks()[task_id].name;
+      tags.push_back(std::to_string(task_id));
+      names.push_back(name >= 0 ? celery.task_names()[name] : std::string());
     }
-    durations_reported_ = celery_.finished_durations_sum();
-    celery_.ResetFinishedCount();
+  }
+  const auto now = kSimEpoch + std::chrono::seconds(t);
+  const policy::FinishedInFlight finished = policy::ObserveInFlight(timing, tags, names, now);
+  if (!tags.empty()) s.oldest_start = t - std::llround(policy::OldestInFlightSeconds(*timing, now));
+  if (measure_durations && finished.mean_seconds) {
+    s.finished = finished.count;
+    s.finished_seconds = *finished.mean_seconds * static_cast<double>(finished.count);
+    s.finished_by_task = finished.by_task;
   }
   return s;
 }
 
 const policy::Decision& WarmpoolTrigger::Evaluate(int64_t t) {
   if (evaluated_at_ != t) {
-    decision_ = PolicyStep(meta_, ObservationOf(Probe(), t, policy_.measure_durations), t, &state_);
+    const ProbeSnapshot probe =
+        ProbeQueue(celery_, cluster_, t, policy_.measure_durations, &timing_);
+    decision_ = PolicyStep(meta_, ObservationOf(probe, t, policy_.measure_durations), t, &state_);
     evaluated_at_ = t;
   }
   return decision_;

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "policy/scaler_metadata.h"
+#include "policy/task_timing.h"
 #include "policy/warm_policy.h"
 #include "sim/celery_model.h"
 #include "sim/cluster_model.h"
@@ -22,13 +23,13 @@ inline const std::chrono::system_clock::time_point kSimEpoch =
     std::chrono::system_clock::time_point(std::chrono::seconds(1'799'020'800));
 
 // What warmpool-scaler's probe reads of the simulated queue at one instant, in simulator seconds:
-// the list (LLEN), the running tasks (kombu's `unacked` entries without a future eta) and when the
-// oldest of them started, the tasks held for a future eta, and the tasks that finished since the
-// previous probe (the scaler sees their tags leave `unacked`) with their summed run time.
+// the list (LLEN), the running tasks (kombu's `unacked` entries without a future eta) and since
+// when the oldest of them has been seen, the tasks held for a future eta, and the tasks found
+// finished since the previous probe (their tags left `unacked`) with their summed run time.
 struct ProbeSnapshot {
   int64_t pending = 0;
   int64_t in_flight = 0;
-  std::optional<int64_t> oldest_start;  // start of the longest-running task; none when idle
+  std::optional<int64_t> oldest_start;  // first sighting of the longest-seen task; none when idle
   int64_t scheduled = 0;
   std::optional<int64_t> earliest_eta;
   int64_t finished = 0;                                 // tasks finished since the previous probe
@@ -37,6 +38,14 @@ struct ProbeSnapshot {
   // Names of the next policy::kPendingSample tasks to be delivered (the scaler's LRANGE sample).
   std::map<std::string, int64_t> pending_sample;
 };
+
+// The probe of the simulated queue at t. Run times are measured as the scaler measures them
+// (ScalerCore::MeasureTaskTimes, through the same policy::ObserveInFlight over `timing`): a running
+// task's id is its delivery tag, timed from the first probe that sees it running to the first
+// that misses it. A task that starts and ends between two probes is neither counted nor measured.
+// Durations, the pending sample and the finished tasks only when `measure_durations`.
+ProbeSnapshot ProbeQueue(const CeleryModel& celery, const ClusterModel& cluster, int64_t t,
+                         bool measure_durations, policy::TaskTiming* timing);
 
 // The policy's Observation of `snapshot` at t; task durations and the pending sample only when
 // `measure_durations` (PolicySpec). Pure.
@@ -64,8 +73,6 @@ class WarmpoolTrigger : public Trigger {
 
  private:
   const policy::Decision& Evaluate(int64_t t);
-  // What the scaler's probe sees at t (and the tasks finished since the last probe).
-  ProbeSnapshot Probe();
 
   const PolicySpec& policy_;
   const policy::ScalerMetadata& meta_;
@@ -74,7 +81,7 @@ class WarmpoolTrigger : public Trigger {
   policy::PolicyState state_;
   policy::Decision decision_;
   int64_t evaluated_at_ = -1;
-  double durations_reported_ = 0;
+  policy::TaskTiming timing_;  // the in-flight tags the scaler has seen, as ScalerCore keeps
 };
 
 // KEDA's redis list scaler: LLEN only (no in-flight, no held eta tasks), listLength target,

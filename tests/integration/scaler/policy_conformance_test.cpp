@@ -8,8 +8,9 @@
 // Both sides see one queue: the trace model (TraceQueue) moves tasks between waiting, held for an
 // eta, running and done only at probe times, so the run times the scaler measures from delivery
 // tags entering and leaving `unacked` (policy::TaskTiming) are the ones the simulator reports
-// from finished tasks (end - start). warmpool-sim starts and ends tasks between probes; there
-// the scaler's measurement is off by up to one polling interval (docs/sim.md).
+// from finished tasks (end - start). warmpool-sim starts and ends tasks between probes and
+// measures them through the scaler's own policy::ObserveInFlight (sim::ProbeQueue, checked in
+// tests/unit/sim/triggers_test.cpp).
 #include <algorithm>
 #include <atomic>
 #include <cstdlib>
