@@ -73,14 +73,20 @@ Status CheckFieldCount(const std::string& name, int line_no, size_t got, size_t 
 }
 
 Status CheckOptions(const std::string& name, const ImportOptions& opt) {
-  if (!(opt.hours > 0) || !(opt.start_hour >= 0) || !(opt.duration_scale > 0)) {
-    return Status::InvalidArgument(name + ": want hours > 0, start_hour >= 0, duration_scale > 0");
+  // A window is at most a workload's longest span (the per-minute counts are kept per minute).
+  const double max_hours = kMaxWorkloadSeconds / kHour;
+  if (!(opt.hours > 0) || !(opt.hours <= max_hours) || !(opt.start_hour >= 0) ||
+      !(opt.start_hour <= max_hours) || !(opt.duration_scale > 0)) {
+    return Status::InvalidArgument(
+        name + ": want 0 < hours <= 8784 (366 days), 0 <= start_hour <= 8784, duration_scale > 0");
   }
   return Status::Ok();
 }
 
 // Sorted by arrival; horizon as ParseWorkloadCsv computes it (last arrival + longest + 2 h).
-void Finish(Workload* w) {
+// InvalidArgument where a window or a scaled run time takes a task past kMaxWorkloadSeconds.
+Status Finish(Workload* w) {
+  if (Status s = CheckWorkloadSpan(*w); !s.ok()) return s;
   std::stable_sort(w->tasks.begin(), w->tasks.end(),
                    [](const Task& a, const Task& b) { return a.arrival_s < b.arrival_s; });
   double last = 0, longest = 0;
@@ -89,6 +95,7 @@ void Finish(Workload* w) {
     longest = std::max(longest, t.duration_s);
   }
   w->horizon_s = static_cast<int64_t>(std::ceil(last + longest + 2 * kHour));
+  return Status::Ok();
 }
 
 double BusyHours(const Workload& w) {
@@ -339,7 +346,7 @@ Status ImportAzureFunctions2019(std::string_view invocations_csv, std::string_vi
       }
     }
   }
-  Finish(&w);
+  if (Status s = Finish(&w); !s.ok()) return s;
   if (summary != nullptr) {
     *summary = name + ": " + WindowText(opt, w) + ", functions " + picked;
   }
@@ -412,7 +419,7 @@ Status ImportAlibabaGpu2023(std::string_view pods_csv, const std::string& name,
       w.tasks.push_back(std::move(t));
     }
   }
-  Finish(&w);
+  if (Status s = Finish(&w); !s.ok()) return s;
   if (summary != nullptr) {
     *summary = name + ": " + WindowText(opt, w) + " from " + std::to_string(pods) +
                " GPU pods; dropped " + std::to_string(cpu_only) + " CPU-only and " +
@@ -477,7 +484,7 @@ Status ImportAzureLlm2023(std::string_view requests_csv, const std::string& name
     t.queue = "llm";
     w.tasks.push_back(std::move(t));
   }
-  Finish(&w);
+  if (Status s = Finish(&w); !s.ok()) return s;
   if (summary != nullptr) *summary = name + ": " + WindowText(opt, w);
   *out = std::move(w);
   return Status::Ok();

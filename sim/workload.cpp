@@ -14,7 +14,13 @@ namespace warmpool::sim {
 namespace {
 
 constexpr double kHour = 3600;
+constexpr char kMaxText[] = "31622400 s (366 days)";
 constexpr double kDay = 86400;
+
+// A time of a workload that fits kMaxWorkloadSeconds either way (an eta may be negative: none).
+bool WithinSpan(double v) {
+  return std::isfinite(v) && v >= -kMaxWorkloadSeconds && v <= kMaxWorkloadSeconds;
+}
 constexpr double kZ95 = 1.6448536269514722;
 
 // Lognormal with the given median and 95th percentile.
@@ -55,6 +61,20 @@ double Diurnal(double t, double peak_rate) {
 
 }  // namespace
 
+Status CheckWorkloadSpan(const Workload& w) {
+  for (size_t i = 0; i < w.tasks.size(); ++i) {
+    const Task& t = w.tasks[i];
+    if (!WithinSpan(t.arrival_s) || t.arrival_s < 0 || !WithinSpan(t.duration_s) ||
+        !WithinSpan(t.eta_s)) {
+      return Status::InvalidArgument(
+          "workload " + w.name + " task " + std::to_string(i) +
+          ": arrival (>= 0), eta and duration must be finite and at most " + kMaxText +
+          " either way");
+    }
+  }
+  return Status::Ok();
+}
+
 Status ParseWorkloadCsv(std::string_view text, const std::string& name, Workload* out) {
   Workload w;
   w.name = name;
@@ -93,17 +113,21 @@ Status ParseWorkloadCsv(std::string_view text, const std::string& name, Workload
                                      std::to_string(fields.size()));
     }
     Task t;
-    if (!ParseFiniteDouble(fields[0], &t.arrival_s) || t.arrival_s < 0) {
+    if (!ParseFiniteDouble(fields[0], &t.arrival_s) || t.arrival_s < 0 ||
+        t.arrival_s > kMaxWorkloadSeconds) {
       return Status::InvalidArgument(where + "arrival_s=\"" + std::string(fields[0]) +
-                                     "\": must be a number >= 0");
+                                     "\": must be a number >= 0 and at most " + kMaxText);
     }
-    if (!ParseFiniteDouble(fields[1], &t.duration_s) || t.duration_s <= 0) {
+    if (!ParseFiniteDouble(fields[1], &t.duration_s) || t.duration_s <= 0 ||
+        t.duration_s > kMaxWorkloadSeconds) {
       return Status::InvalidArgument(where + "duration_s=\"" + std::string(fields[1]) +
-                                     "\": must be a number > 0");
+                                     "\": must be a number > 0 and at most " + kMaxText);
     }
-    if (eta_col >= 0 && !fields[eta_col].empty() && !ParseFiniteDouble(fields[eta_col], &t.eta_s)) {
+    if (eta_col >= 0 && !fields[eta_col].empty() &&
+        (!ParseFiniteDouble(fields[eta_col], &t.eta_s) || !WithinSpan(t.eta_s))) {
       return Status::InvalidArgument(where + "eta_s=\"" + std::string(fields[eta_col]) +
-                                     "\": must be a number or empty");
+                                     "\": must be empty or a number at most " + kMaxText +
+                                     " either way");
     }
     if (queue_col >= 0) t.queue = std::string(fields[queue_col]);
     if (task_col >= 0) t.task = std::string(fields[task_col]);

@@ -24,10 +24,21 @@ struct Workload {
   int64_t horizon_s = 0;    // simulated time; nodes still alive at the end are billed up to it
 };
 
+// The longest a workload may run: every arrival, eta and duration is at most this many seconds.
+// The simulator steps through each second of the horizon, so a bigger one would run for days (and
+// past about 2.9e11 years the times no longer fit its whole seconds).
+inline constexpr double kMaxWorkloadSeconds = 366.0 * 24 * 3600;
+
+// InvalidArgument naming the first task (by its index in `w.tasks`) whose arrival, eta or duration
+// is not finite or is past kMaxWorkloadSeconds either way, or whose arrival is negative. Every
+// simulation checks its workload with it, whatever made it (a CSV, an import, a recording). Pure.
+Status CheckWorkloadSpan(const Workload& w);
+
 // Parses `arrival_s,duration_s[,eta_s][,queue][,task]` with a header line naming the columns
 // (eta_s, queue and task optional, in that order). Rows are sorted by arrival. The horizon is the
 // last runnable time + the longest duration + 2 h (so tails and node scale-down are in).
-// InvalidArgument names the line and the bad field. Pure.
+// InvalidArgument names the line and the bad field (times past kMaxWorkloadSeconds included).
+// Pure.
 Status ParseWorkloadCsv(std::string_view text, const std::string& name, Workload* out);
 
 // A whole field as a finite number (strtod syntax, nothing around it). The workload and trace

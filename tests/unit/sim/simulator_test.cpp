@@ -148,6 +148,15 @@ TEST_CASE("Runs are deterministic for a seed", "[sim]") {
   CHECK(a.replica_changes == b.replica_changes);
 }
 
+TEST_CASE("A workload past a year is reported, not simulated", "[sim]") {
+  // Built in memory (as an import or a recording makes one), not parsed: Simulate checks it.
+  Workload w = OneTask(10, 1e12, 100);
+  SimResult r;
+  Status s = Simulate(w, Warmpool(), FixedCluster(), 1, 0, &r);
+  CHECK(s.code() == Status::Code::kInvalidArgument);
+  CHECK_THAT(s.message(), Catch::Contains("366 days"));
+}
+
 TEST_CASE("Bad warmpool metadata is reported, not simulated", "[sim]") {
   PolicySpec p = Warmpool();
   p.meta["keepAlive"] = "forever";

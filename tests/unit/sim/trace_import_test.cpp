@@ -118,6 +118,25 @@ TEST_CASE("Azure Functions: top N, window, even spread, trigger", "[sim][trace]"
   CHECK_THAT(s.message(), Catch::Contains("Trigger column"));
 }
 
+TEST_CASE("An import window or run time past a year is refused", "[sim][trace]") {
+  Workload w;
+  ImportOptions opt;
+  opt.top = 1;
+  for (double hours : {1e9, 8784.5}) {
+    opt.hours = hours;
+    Status s = ImportAzureFunctions2019(kInvocations, kDurations, "azf.csv", opt, &w, nullptr);
+    CHECK_THAT(s.message(), Catch::Contains("hours <= 8784"));
+  }
+  opt.hours = 1;
+  opt.start_hour = 1e300;
+  CHECK_FALSE(ImportAzureFunctions2019(kInvocations, kDurations, "azf.csv", opt, &w, nullptr).ok());
+  opt.start_hour = 0;
+  opt.duration_scale = 1e300;  // every run time past a year
+  Status s = ImportAzureFunctions2019(kInvocations, kDurations, "azf.csv", opt, &w, nullptr);
+  CHECK(s.code() == Status::Code::kInvalidArgument);
+  CHECK_THAT(s.message(), Catch::Contains("366 days"));
+}
+
 TEST_CASE("Azure Functions: bad input names the file, line and field", "[sim][trace]") {
   struct Case {
     const char* inv;

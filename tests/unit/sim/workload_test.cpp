@@ -1,5 +1,7 @@
 #include "sim/workload.h"
 
+#include <limits>
+
 #include <catch2/catch.hpp>
 
 namespace warmpool::sim {
@@ -48,6 +50,11 @@ TEST_CASE("Workload CSV errors name the line and field", "[sim][workload]") {
       "arrival_s,duration_s\n-1,1\n",
       "arrival_s,duration_s\n1,0\n",
       "arrival_s,duration_s,eta_s\n1,1,soon\n",
+      // Past a year: the simulator would step through every second of it.
+      "arrival_s,duration_s\n9e15,1\n",
+      "arrival_s,duration_s\n1,1e12\n",
+      "arrival_s,duration_s,eta_s\n1,1,1e300\n",
+      "arrival_s,duration_s,eta_s\n1,1,-1e300\n",
   };
   for (const char* text : bad) {
     DYNAMIC_SECTION(text) {
@@ -57,6 +64,37 @@ TEST_CASE("Workload CSV errors name the line and field", "[sim][workload]") {
       CHECK_THAT(s.message(), Catch::Contains("bad.csv"));
     }
   }
+}
+
+TEST_CASE("A workload past a year is refused, whatever made it", "[sim][workload]") {
+  Workload w;
+  w.name = "imported";
+  w.tasks.push_back(Task{0, 10, -1, "gpu", ""});
+  w.tasks.push_back(Task{5, 10, -1, "gpu", ""});
+  CHECK(CheckWorkloadSpan(w).ok());
+  w.tasks[1].duration_s = kMaxWorkloadSeconds;
+  CHECK(CheckWorkloadSpan(w).ok());
+  for (double bad : {kMaxWorkloadSeconds + 1, 1e300, std::numeric_limits<double>::infinity(),
+                     std::numeric_limits<double>::quiet_NaN()}) {
+    DYNAMIC_SECTION(bad) {
+      Workload d = w;
+      d.tasks[1].duration_s = bad;
+      Status s = CheckWorkloadSpan(d);
+      CHECK(s.code() == Status::Code::kInvalidArgument);
+      CHECK_THAT(s.message(), Catch::Contains("imported task 1"));
+      Workload a = w;
+      a.tasks[1].arrival_s = bad;
+      CHECK_FALSE(CheckWorkloadSpan(a).ok());
+      Workload e = w;
+      e.tasks[1].eta_s = bad;
+      CHECK_FALSE(CheckWorkloadSpan(e).ok());
+    }
+  }
+  w.tasks[0].eta_s = -1e300;  // negative is "no eta", but must still fit whole seconds
+  CHECK_FALSE(CheckWorkloadSpan(w).ok());
+  w.tasks[0].eta_s = -1;
+  w.tasks[0].arrival_s = -1;
+  CHECK_FALSE(CheckWorkloadSpan(w).ok());
 }
 
 TEST_CASE("CSV round-trips a generated workload", "[sim][workload]") {
