@@ -182,7 +182,7 @@ class Simulation {
 Status Simulate(const Workload& workload, const PolicySpec& policy, const ClusterConfig& cluster,
                 uint64_t seed, int64_t timeline_step_s, SimResult* out) {
   // Before any time is turned into whole seconds: a workload past the bound would not fit them.
-  if (Status s = CheckWorkloadSpan(workload); !s.ok()) return s;
+  if (Status s = CheckWorkloadLimits(workload); !s.ok()) return s;
   if (policy.kind != PolicyKind::kOracle) {
     Simulation sim(workload, policy, cluster, seed, timeline_step_s);
     return sim.Run(out);

@@ -72,6 +72,11 @@ Status CheckFieldCount(const std::string& name, int line_no, size_t got, size_t 
   return Status::InvalidArgument(msg);
 }
 
+Status TooManyTasks(const std::string& name, int64_t tasks) {
+  return Status::InvalidArgument(name + ": " + std::to_string(tasks) + " tasks, more than " +
+                                 std::to_string(kMaxWorkloadTasks) + " (narrow the window)");
+}
+
 Status CheckOptions(const std::string& name, const ImportOptions& opt) {
   // A window is at most a workload's longest span (the per-minute counts are kept per minute).
   const double max_hours = kMaxWorkloadSeconds / kHour;
@@ -86,7 +91,7 @@ Status CheckOptions(const std::string& name, const ImportOptions& opt) {
 // Sorted by arrival; horizon as ParseWorkloadCsv computes it (last arrival + longest + 2 h).
 // InvalidArgument where a window or a scaled run time takes a task past kMaxWorkloadSeconds.
 Status Finish(Workload* w) {
-  if (Status s = CheckWorkloadSpan(*w); !s.ok()) return s;
+  if (Status s = CheckWorkloadLimits(*w); !s.ok()) return s;
   std::stable_sort(w->tasks.begin(), w->tasks.end(),
                    [](const Task& a, const Task& b) { return a.arrival_s < b.arrival_s; });
   double last = 0, longest = 0;
@@ -159,9 +164,10 @@ Status ParseInvocations(std::string_view text, const std::string& name, const Im
     fn.counts.assign(static_cast<size_t>(std::max<int64_t>(0, end - first)), 0);
     for (auto [col, minute] : minute_cols) {
       int64_t n = 0;
-      if (!ToInt(f[col], &n) || n < 0) {
-        return BadField(name, lines.line_no(), header[col], f[col],
-                        "must be a whole number of invocations >= 0");
+      if (!ToInt(f[col], &n) || n < 0 || n > kMaxWorkloadTasks) {
+        return BadField(
+            name, lines.line_no(), header[col], f[col],
+            "must be a whole number of invocations from 0 to " + std::to_string(kMaxWorkloadTasks));
       }
       if (minute >= first && minute < end) {
         fn.counts[minute - first] += n;
@@ -318,6 +324,12 @@ Status ImportAzureFunctions2019(std::string_view invocations_csv, std::string_vi
 
   std::mt19937_64 rng(opt.seed * 0x9E3779B97F4A7C15ull + 0xA2F1);
   std::uniform_real_distribution<double> unit(0, 1);
+  // Counted before any task is made: a hostile count must not exhaust memory first.
+  int64_t planned = 0;
+  for (const AzureFunction* fn : chosen) {
+    planned += fn->total;  // each total is at most 527,040 minutes x kMaxWorkloadTasks
+    if (planned > kMaxWorkloadTasks) return TooManyTasks(name, planned);
+  }
   Workload w;
   w.name = name;
   std::string picked;
@@ -411,6 +423,9 @@ Status ImportAlibabaGpu2023(std::string_view pods_csv, const std::string& name,
     }
     ++pods;
     const int64_t n = opt.one_task_per_gpu ? gpus : 1;
+    if (static_cast<int64_t>(w.tasks.size()) + n > kMaxWorkloadTasks) {
+      return TooManyTasks(name, static_cast<int64_t>(w.tasks.size()) + n);
+    }
     for (int64_t i = 0; i < n; ++i) {
       Task t;
       t.arrival_s = created - start;

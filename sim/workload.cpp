@@ -61,7 +61,11 @@ double Diurnal(double t, double peak_rate) {
 
 }  // namespace
 
-Status CheckWorkloadSpan(const Workload& w) {
+Status CheckWorkloadLimits(const Workload& w) {
+  if (w.tasks.size() > static_cast<size_t>(kMaxWorkloadTasks)) {
+    return Status::InvalidArgument("workload " + w.name + ": " + std::to_string(w.tasks.size()) +
+                                   " tasks, more than " + std::to_string(kMaxWorkloadTasks));
+  }
   for (size_t i = 0; i < w.tasks.size(); ++i) {
     const Task& t = w.tasks[i];
     if (!WithinSpan(t.arrival_s) || t.arrival_s < 0 || !WithinSpan(t.duration_s) ||
@@ -111,6 +115,10 @@ Status ParseWorkloadCsv(std::string_view text, const std::string& name, Workload
     if (fields.size() != want) {
       return Status::InvalidArgument(where + "expected " + std::to_string(want) + " fields, got " +
                                      std::to_string(fields.size()));
+    }
+    if (w.tasks.size() == static_cast<size_t>(kMaxWorkloadTasks)) {
+      return Status::InvalidArgument(where + "more than " + std::to_string(kMaxWorkloadTasks) +
+                                     " tasks");
     }
     Task t;
     if (!ParseFiniteDouble(fields[0], &t.arrival_s) || t.arrival_s < 0 ||

@@ -28,16 +28,20 @@ struct Workload {
 // The simulator steps through each second of the horizon, so a bigger one would run for days (and
 // past about 2.9e11 years the times no longer fit its whole seconds).
 inline constexpr double kMaxWorkloadSeconds = 366.0 * 24 * 3600;
+// The most tasks a workload may have (the simulator keeps a record of each, about 150 bytes).
+inline constexpr int64_t kMaxWorkloadTasks = 10'000'000;
 
-// InvalidArgument naming the first task (by its index in `w.tasks`) whose arrival, eta or duration
-// is not finite or is past kMaxWorkloadSeconds either way, or whose arrival is negative. Every
-// simulation checks its workload with it, whatever made it (a CSV, an import, a recording). Pure.
-Status CheckWorkloadSpan(const Workload& w);
+// InvalidArgument when `w` has more than kMaxWorkloadTasks tasks, or naming the first task (by its
+// index in `w.tasks`) whose arrival, eta or duration is not finite or is past kMaxWorkloadSeconds
+// either way, or whose arrival is negative. Every simulation checks its workload with it, whatever
+// made it (a CSV, an import, a recording). Pure.
+Status CheckWorkloadLimits(const Workload& w);
 
 // Parses `arrival_s,duration_s[,eta_s][,queue][,task]` with a header line naming the columns
 // (eta_s, queue and task optional, in that order). Rows are sorted by arrival. The horizon is the
 // last runnable time + the longest duration + 2 h (so tails and node scale-down are in).
-// InvalidArgument names the line and the bad field (times past kMaxWorkloadSeconds included).
+// InvalidArgument names the line and the bad field (times past kMaxWorkloadSeconds and rows past
+// kMaxWorkloadTasks included).
 // Pure.
 Status ParseWorkloadCsv(std::string_view text, const std::string& name, Workload* out);
 

@@ -131,6 +131,13 @@ TEST_CASE("An import window or run time past a year is refused", "[sim][trace]")
   opt.start_hour = 1e300;
   CHECK_FALSE(ImportAzureFunctions2019(kInvocations, kDurations, "azf.csv", opt, &w, nullptr).ok());
   opt.start_hour = 0;
+  // Counts that would make more tasks than a workload may hold are refused before any is made.
+  const char* huge_cell = "HashFunction,1,2\naaaaaaaa1111,99999999999,1\n";
+  Status s0 = ImportAzureFunctions2019(huge_cell, kDurations, "azf.csv", opt, &w, nullptr);
+  CHECK_THAT(s0.message(), Catch::Contains("line 2: 1=\"99999999999\""));
+  const char* huge_total = "HashFunction,1,2\naaaaaaaa1111,9000000,9000000\n";
+  s0 = ImportAzureFunctions2019(huge_total, kDurations, "azf.csv", opt, &w, nullptr);
+  CHECK_THAT(s0.message(), Catch::Contains("18000000 tasks, more than 10000000"));
   opt.duration_scale = 1e300;  // every run time past a year
   Status s = ImportAzureFunctions2019(kInvocations, kDurations, "azf.csv", opt, &w, nullptr);
   CHECK(s.code() == Status::Code::kInvalidArgument);
@@ -186,6 +193,22 @@ const char* kPods =
     "p3,1000,100,1,500,,BE,Pending,400,450,\n"                 // never scheduled: dropped
     "p4,1000,100,8,1000,,LS,Running,500,900000,500\n"          // clipped to 24 h
     "p5,1000,100,1,1000,,LS,Running,999999,1000999,999999\n";  // outside the window
+
+TEST_CASE("Alibaba GPU: a pod asking more GPUs than a workload may hold is refused",
+          "[sim][trace]") {
+  const std::string pods = std::string(
+                               "name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec,qos,pod_phase,"
+                               "creation_time,deletion_time,scheduled_time\n") +
+                           "p0,1000,100,99999999999,1000,,LS,Running,100,1100,150\n";
+  ImportOptions opt;
+  Workload w;
+  Status s = ImportAlibabaGpu2023(pods, "pods.csv", opt, &w, nullptr);
+  CHECK(s.code() == Status::Code::kInvalidArgument);
+  CHECK_THAT(s.message(), Catch::Contains("99999999999 tasks, more than 10000000"));
+  opt.one_task_per_gpu = false;  // one task per pod: fine
+  CHECK(ImportAlibabaGpu2023(pods, "pods.csv", opt, &w, nullptr).ok());
+  CHECK(w.tasks.size() == 1);
+}
 
 TEST_CASE("Alibaba GPU: a task per GPU, submit time, run time from scheduling", "[sim][trace]") {
   ImportOptions opt;

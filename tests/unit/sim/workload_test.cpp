@@ -71,30 +71,30 @@ TEST_CASE("A workload past a year is refused, whatever made it", "[sim][workload
   w.name = "imported";
   w.tasks.push_back(Task{0, 10, -1, "gpu", ""});
   w.tasks.push_back(Task{5, 10, -1, "gpu", ""});
-  CHECK(CheckWorkloadSpan(w).ok());
+  CHECK(CheckWorkloadLimits(w).ok());
   w.tasks[1].duration_s = kMaxWorkloadSeconds;
-  CHECK(CheckWorkloadSpan(w).ok());
+  CHECK(CheckWorkloadLimits(w).ok());
   for (double bad : {kMaxWorkloadSeconds + 1, 1e300, std::numeric_limits<double>::infinity(),
                      std::numeric_limits<double>::quiet_NaN()}) {
     DYNAMIC_SECTION(bad) {
       Workload d = w;
       d.tasks[1].duration_s = bad;
-      Status s = CheckWorkloadSpan(d);
+      Status s = CheckWorkloadLimits(d);
       CHECK(s.code() == Status::Code::kInvalidArgument);
       CHECK_THAT(s.message(), Catch::Contains("imported task 1"));
       Workload a = w;
       a.tasks[1].arrival_s = bad;
-      CHECK_FALSE(CheckWorkloadSpan(a).ok());
+      CHECK_FALSE(CheckWorkloadLimits(a).ok());
       Workload e = w;
       e.tasks[1].eta_s = bad;
-      CHECK_FALSE(CheckWorkloadSpan(e).ok());
+      CHECK_FALSE(CheckWorkloadLimits(e).ok());
     }
   }
   w.tasks[0].eta_s = -1e300;  // negative is "no eta", but must still fit whole seconds
-  CHECK_FALSE(CheckWorkloadSpan(w).ok());
+  CHECK_FALSE(CheckWorkloadLimits(w).ok());
   w.tasks[0].eta_s = -1;
   w.tasks[0].arrival_s = -1;
-  CHECK_FALSE(CheckWorkloadSpan(w).ok());
+  CHECK_FALSE(CheckWorkloadLimits(w).ok());
 }
 
 TEST_CASE("CSV round-trips a generated workload", "[sim][workload]") {
