@@ -297,7 +297,11 @@ std::vector<TunePoint> WithinChurnBound(const std::vector<TunePoint>& candidates
 }
 
 Status RunTune(const TuneOptions& o, std::ostream& log, TuneResult* out) {
-  if (o.seeds < 1) return Status::InvalidArgument("--seeds must be >= 1");
+  // Each seed holds its own copy of the workload and ~1,200 simulations: a hundred is far past
+  // what the medians need, and a hostile count must not exhaust memory.
+  if (o.seeds < 1 || o.seeds > kMaxTuneSeeds) {
+    return Status::InvalidArgument("--seeds must be from 1 to " + std::to_string(kMaxTuneSeeds));
+  }
   std::vector<Workload> workloads(static_cast<size_t>(o.seeds));
   for (int64_t i = 0; i < o.seeds; ++i) {
     if (Status s = o.load(uint64_t(i + 1), &workloads[size_t(i)]); !s.ok()) return s;

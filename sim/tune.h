@@ -119,14 +119,17 @@ std::string ScaledObjectPatch(const std::map<std::string, std::string>& meta);
 // The `patches:` entry of a kustomization that applies ScaledObjectPatch from `patch_path`. Pure.
 std::string KustomizationEntry(const std::string& patch_path);
 
+// The most seeds `tune --seeds` takes.
+inline constexpr int64_t kMaxTuneSeeds = 100;
+
 struct TuneOptions {
   // The workload of a seed (generators depend on it; a CSV does not).
   std::function<Status(uint64_t seed, Workload* out)> load;
   std::map<std::string, std::string> meta;  // the user's --meta
   ClusterConfig cluster;
   double slo_p95 = -1;  // --slo p95=S; < 0: the default candidate's p95
-  int64_t seeds = 3;
-  int64_t jobs = 1;  // simulations run in parallel (threads)
+  int64_t seeds = 3;    // 1..kMaxTuneSeeds
+  int64_t jobs = 1;     // simulations run in parallel (threads)
 };
 
 struct TuneResult {

@@ -1,7 +1,8 @@
 #!/usr/bin/python3
 """`warmpool-sim` refuses hostile input with a clear message and exit code 2, instead of wrapping
-it into another value or simulating for days: seeds that are not a uint64 (CLI11 would read "-1"
-and 2^64 as 2^64 - 1), workloads with a time past a year, import windows past a year.
+it into another value, simulating for days or exhausting memory: seeds that are not a uint64
+(CLI11 would read "-1" and 2^64 as 2^64 - 1), workloads with a time past a year, import windows
+past a year, `tune --seeds` past a hundred.
 Run: sim_bad_input_cli_test.py PATH/TO/warmpool-sim (ctest: sim_bad_input_cli).
 """
 import os
@@ -44,6 +45,13 @@ class BadInput(unittest.TestCase):
                     self.assertEqual(out, "")
                     self.assertIn("line 2: " + field, err)
                     self.assertIn("366 days", err)
+
+    def test_tune_takes_at_most_a_hundred_seeds(self):
+        for bad in ["0", "101", "1000000000"]:
+            with self.subTest(seeds=bad):
+                rc, _, err = sim("tune", "--workload", "W1", "--seeds", bad)
+                self.assertEqual(rc, 2)
+                self.assertIn("--seeds must be from 1 to 100", err)
 
     def test_a_negative_timeline_step_is_a_usage_error(self):
         rc, _, err = sim("run", "--workload", "W1", "--timeline", "-5")
