@@ -28,6 +28,22 @@ inline int CliExitCode(const CLI::App& app, const CLI::ParseError& e) {
   return app.exit(e) == static_cast<int>(CLI::ExitCodes::Success) ? 0 : 2;
 }
 
+// For an unsigned 64-bit option (a seed): digits only, at most 2^64 - 1. CLI11 reads "-1" and
+// anything past 2^64 - 1 into an unsigned option as 2^64 - 1 without a word, so different bad
+// values would all run as one.
+inline CLI::Validator Uint64Text() {
+  return CLI::Validator(
+      [](std::string& s) -> std::string {
+        const bool digits = !s.empty() && s.find_first_not_of("0123456789") == std::string::npos;
+        const std::string max = "18446744073709551615";
+        if (!digits || s.size() > max.size() || (s.size() == max.size() && s > max)) {
+          return "must be a whole number from 0 to " + max;
+        }
+        return "";
+      },
+      "UINT64");
+}
+
 }  // namespace warmpool
 
 // CLI11_PARSE with warmpool's exit codes.

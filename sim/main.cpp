@@ -31,19 +31,6 @@ bool SplitKeyValue(const std::string& kv, std::string* k, std::string* v) {
   return true;
 }
 
-// A seed: digits only, at most 2^64 - 1. CLI11 reads "-1" and anything past 2^64 - 1 into an
-// unsigned option as 2^64 - 1 without a word, so different bad seeds would run one same seed.
-const CLI::Validator kSeed(
-    [](std::string& s) -> std::string {
-      const bool digits = !s.empty() && s.find_first_not_of("0123456789") == std::string::npos;
-      const std::string max = "18446744073709551615";
-      if (!digits || s.size() > max.size() || (s.size() == max.size() && s > max)) {
-        return "must be a whole number from 0 to " + max;
-      }
-      return "";
-    },
-    "SEED");
-
 int Fail(const std::string& msg) {
   std::fprintf(stderr, "warmpool-sim: %s\n", msg.c_str());
   return 2;
@@ -157,7 +144,8 @@ int main(int argc, char** argv) {
   run->add_option("--cluster", clusters, "cluster setting key=value (repeatable), see docs");
   run->add_option("--scaledobject", scaledobject,
                   "warmpool's ScaledObject/HPA/pod setting key=value (repeatable), see docs");
-  run->add_option("--seed", seed, "seed for workload generators and the cluster")->check(kSeed);
+  run->add_option("--seed", seed, "seed for workload generators and the cluster")
+      ->check(warmpool::Uint64Text());
   run->add_option("--format", format, "json or table")->check(CLI::IsMember({"json", "table"}));
   run->add_option("--timeline", timeline, "record a timeline sample every N seconds (json)")
       ->check(CLI::NonNegativeNumber);
@@ -169,7 +157,7 @@ int main(int argc, char** argv) {
 
   CLI::App* gen = app.add_subcommand("generate", "print a generated workload as CSV");
   gen->add_option("--workload", workload_spec, "W1..W5")->required();
-  gen->add_option("--seed", seed, "seed")->check(kSeed);
+  gen->add_option("--seed", seed, "seed")->check(warmpool::Uint64Text());
 
   sim::RecordOptions rec;
   CLI::App* record = app.add_subcommand("record", "sample a live Redis queue into a workload CSV");
@@ -193,7 +181,7 @@ int main(int argc, char** argv) {
   imp_cmd->add_option("--start-hour", imp.start_hour, "window start, hours from the trace's zero");
   imp_cmd->add_option("--hours", imp.hours, "window length (hours)");
   imp_cmd->add_option("--seed", imp.seed, "seed of the per-minute spreading and duration draws")
-      ->check(kSeed);
+      ->check(warmpool::Uint64Text());
   imp_cmd->add_option("--duration-scale", imp.duration_scale, "multiply every duration");
   imp_cmd->add_option("--function", imp.functions, "Azure Functions: HashFunction (or prefix)");
   imp_cmd->add_option("--top", imp.top, "Azure Functions: the N busiest functions in the window");

@@ -21,7 +21,7 @@ int main(int argc, char** argv) {
   app.add_option("--width", o.width, "pixels")->check(CLI::Range(16, 65536));
   app.add_option("--height", o.height, "pixels")->check(CLI::Range(16, 65536));
   app.add_option("--bands", o.band_count, "bands (4 = BGRN)")->check(CLI::Range(1, 8));
-  app.add_option("--seed", o.seed, "random seed");
+  app.add_option("--seed", o.seed, "random seed")->check(warmpool::Uint64Text());
   app.add_option("--objects", o.object_count, "inserted changes")->check(CLI::Range(0, 100000));
   app.add_option("--max-object", o.max_object_side, "largest object side, px")
       ->check(CLI::Range(6, 4096));

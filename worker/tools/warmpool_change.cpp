@@ -19,10 +19,12 @@ int main(int argc, char** argv) {
   app.add_option("--data-root", cfg.data_root, "inputs and outputs must be inside");
   app.add_option("--output-root", cfg.output_root, "default output parent");
   app.add_option("--device", cfg.device, "auto | cpu | cuda | cuda:N");
-  app.add_option("--threads", cfg.threads, "CPU threads");
-  app.add_option("--strip-rows", cfg.strip_rows, "rows per strip");
+  // Bounded as the worker bounds its own (worker_options.cpp): a bad value is a usage error.
+  app.add_option("--threads", cfg.threads, "CPU threads")->check(CLI::Range(1, 1024));
+  app.add_option("--strip-rows", cfg.strip_rows, "rows per strip")->check(CLI::Range(1, 1 << 20));
   app.add_option("--decode-budget-mb", cfg.whole_decode_max_mb,
-                 "pairs up to this many MiB decoded are decoded whole; 0 = strips");
+                 "pairs up to this many MiB decoded are decoded whole; 0 = strips")
+      ->check(CLI::Range(size_t{0}, size_t{1} << 20));
   warmpool::AddVersionFlag(app, "warmpool-change");
   WARMPOOL_CLI_PARSE(app, argc, argv);
   warmpool::SetupLogging(warmpool::LogFormat::kText, spdlog::level::info, "warmpool-change");

@@ -1,6 +1,8 @@
 #!/usr/bin/python3
 """Every warmpool binary's command-line conventions (common/cli.h): a usage error exits 2 with
-a message on stderr, `--version` prints "NAME VERSION" and exits 0, `--help` exits 0.
+a message on stderr, `--version` prints "NAME VERSION" and exits 0, `--help` exits 0. Values out
+of an option's range are usage errors too, not wrapped or taken as another value (CLI11 reads
+"-1" into an unsigned option as 2^64 - 1).
 
 usage: check_cli.py VERSION NAME=PATH...
 """
@@ -12,8 +14,27 @@ def run(argv):
     return subprocess.run(argv, capture_output=True, text=True, timeout=30)
 
 
+# Per binary: (the option at fault, an argument list with it) that must be refused as a usage
+# error (exit 2, the option named on stderr), before any work.
+OUT_OF_RANGE = {
+    "warmpool-change": [("--threads", ["--threads", "-5", "{}"]),
+                        ("--threads", ["--threads", "100000", "{}"]),
+                        ("--strip-rows", ["--strip-rows", "0", "{}"]),
+                        ("--decode-budget-mb", ["--decode-budget-mb", "-1", "{}"])],
+    "warmpool-synth": [("--seed", ["--seed", "-1"]),
+                       ("--seed", ["--seed", "18446744073709551616"])],
+    "warmpool-sim": [("--seed", ["run", "--workload", "W1", "--seed", "-1"]),
+                     ("--seed", ["generate", "--workload", "W1", "--seed", "99999999999999999999"])],
+}
+
+
 def check(name, path, version):
     problems = []
+    for option, argv in OUT_OF_RANGE.get(name, []):
+        refused = run([path, *argv])
+        if refused.returncode != 2 or option not in refused.stderr:
+            problems.append(f"{' '.join(argv)}: exited {refused.returncode} with stderr "
+                            f"{refused.stderr.strip()[:200]!r}, want 2 naming {option}")
     bogus = run([path, "--no-such-flag"])
     if bogus.returncode != 2:
         problems.append(f"--no-such-flag exited {bogus.returncode}, want 2")
