@@ -1,5 +1,8 @@
 #pragma once
 
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
 #include <string>
 
 #include <CLI/CLI.hpp>
@@ -42,6 +45,27 @@ inline CLI::Validator Uint64Text() {
         return "";
       },
       "UINT64");
+}
+
+// For a floating-point option: a finite number from `lo` to `hi`. CLI::Range lets "nan" through
+// (every comparison with NaN is false), and the option then holds NaN.
+inline CLI::Validator FiniteRange(double lo, double hi) {
+  const auto text = [](double v) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%g", v);
+    return std::string(buf);
+  };
+  const std::string range = text(lo) + " to " + text(hi);
+  return CLI::Validator(
+      [lo, hi, range](std::string& s) -> std::string {
+        char* end = nullptr;
+        const double v = std::strtod(s.c_str(), &end);
+        if (s.empty() || end != s.c_str() + s.size() || !std::isfinite(v) || v < lo || v > hi) {
+          return "must be a number from " + range;
+        }
+        return "";
+      },
+      "FLOAT in " + range);
 }
 
 }  // namespace warmpool

@@ -54,11 +54,11 @@ void AddWorkerFlags(CLI::App& app, WorkerOptions& opts, RawWorkerFlags& raw) {
   app.add_option("-n,--hostname", opts.hostname, "Node name [default: warmpool@<host>]");
   app.add_option("--grace-seconds", raw.grace,
                  "On SIGTERM, wait this long for running tasks, then requeue them [default: 30]")
-      ->check(CLI::Range(0.0, 86400.0));
+      ->check(warmpool::FiniteRange(0.0, 86400.0));
   app.add_option("--visibility-timeout", raw.visibility,
                  "Seconds after which an unacked message of a dead worker is restored "
                  "(kombu visibility_timeout) [default: 3600]")
-      ->check(CLI::Range(1.0, 7.0 * 86400));
+      ->check(warmpool::FiniteRange(1.0, 7.0 * 86400));
   app.add_option("--health-listen", opts.health_listen,
                  "HOST:PORT serving /healthz /readyz /metrics, or 'off' [default: off]");
   app.add_option("--log-format", raw.log_format, "text|json [default: text]")
@@ -78,10 +78,10 @@ void AddWorkerFlags(CLI::App& app, WorkerOptions& opts, RawWorkerFlags& raw) {
                "Do not answer remote control (celery inspect ping, enable_events, ...)");
   app.add_option("--time-limit", raw.time_limit,
                  "Default hard time limit in seconds for messages without one [default: none]")
-      ->check(CLI::Range(0.0, 7.0 * 86400));
+      ->check(warmpool::FiniteRange(0.0, 7.0 * 86400));
   app.add_option("--soft-time-limit", raw.soft_time_limit,
                  "Default soft time limit in seconds [default: none]")
-      ->check(CLI::Range(0.0, 7.0 * 86400));
+      ->check(warmpool::FiniteRange(0.0, 7.0 * 86400));
   app.add_option("--result-expires", raw.result_expires,
                  "Seconds a result is kept (SETEX); 0 = forever [default: 86400]")
       ->check(CLI::Range(0L, 365L * 86400));
@@ -114,7 +114,7 @@ void AddWorkerFlags(CLI::App& app, WorkerOptions& opts, RawWorkerFlags& raw) {
                  "task is then failed with TimeLimitExceeded and its slot freed. 0 = none "
                  "(--time-limit applies) [default: 1800]")
       ->envname("WARMPOOL_IMAGERY_TIME_LIMIT")
-      ->check(CLI::Range(0.0, 7.0 * 86400));
+      ->check(warmpool::FiniteRange(0.0, 7.0 * 86400));
   app.add_option("--imagery-allow-remote", opts.imagery_allow_remote,
                  "GDAL /vsi prefix imagery tasks may read, e.g. /vsis3/bucket/ or "
                  "/vsicurl/https://data.example.org/ (repeatable; env "
@@ -129,7 +129,7 @@ void AddWorkerFlags(CLI::App& app, WorkerOptions& opts, RawWorkerFlags& raw) {
                  "Exit 0 when nothing was held and the queues were empty for this many seconds. "
                  "0 = never [default: 0]")
       ->envname("WARMPOOL_EXIT_WHEN_IDLE")
-      ->check(CLI::Range(0.0, 7.0 * 86400));
+      ->check(warmpool::FiniteRange(0.0, 7.0 * 86400));
   app.add_flag("--pod-deletion-cost", opts.pod_deletion_cost,
                "Annotate this pod with controller.kubernetes.io/pod-deletion-cost = the tasks "
                "running for 10 s or more, so a ReplicaSet scale-in removes idle pods first. "

@@ -26,7 +26,7 @@ int main(int argc, char** argv) {
   app.add_option("--max-object", o.max_object_side, "largest object side, px")
       ->check(CLI::Range(6, 4096));
   app.add_option("--noise", o.noise_fraction, "noise sigma as a fraction of the signal")
-      ->check(CLI::Range(0.0, 1.0));
+      ->check(warmpool::FiniteRange(0.0, 1.0));
   app.add_option("--misregister", o.misregistration_px, "shift of `after` in x and y, px")
       ->check(CLI::Range(0, 16));
   app.add_option("--nodata-border", o.nodata_border_px, "nodata columns on the left of before")

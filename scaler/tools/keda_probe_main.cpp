@@ -33,7 +33,9 @@ int main(int argc, char** argv) {
   app.add_option("--meta", meta,
                  "trigger metadata key=value as KEDA sends it (repeatable; for xFromEnv give "
                  "the variable's value)");
-  app.add_option("--timeout", timeout_s, "per-rpc deadline, seconds")->capture_default_str();
+  app.add_option("--timeout", timeout_s, "per-rpc deadline, seconds")
+      ->capture_default_str()
+      ->check(warmpool::FiniteRange(0.001, 86400));
   auto* health = app.add_option("--health", health_service,
                                 "grpc.health.v1 Check of SERVICE (default: the whole server; "
                                 "the scaler also serves readiness, liveness); exit 0 SERVING")
@@ -41,7 +43,8 @@ int main(int argc, char** argv) {
   auto* stream_flag =
       app.add_flag("--stream", stream, "watch StreamIsActive, one JSON line per message");
   app.add_option("--stream-seconds", stream_seconds, "stop --stream after N seconds (0 = never)")
-      ->needs(stream_flag);
+      ->needs(stream_flag)
+      ->check(warmpool::FiniteRange(0, 366.0 * 86400));
   health->excludes(stream_flag);
   probe::ProbeTls tls;
   app.add_option("--tls-ca", tls.ca, "TLS: PEM CA bundle the scaler's certificate must chain to");

@@ -2,7 +2,7 @@
 """Every warmpool binary's command-line conventions (common/cli.h): a usage error exits 2 with
 a message on stderr, `--version` prints "NAME VERSION" and exits 0, `--help` exits 0. Values out
 of an option's range are usage errors too, not wrapped or taken as another value (CLI11 reads
-"-1" into an unsigned option as 2^64 - 1).
+"-1" into an unsigned option as 2^64 - 1, and its Range lets "nan" through).
 
 usage: check_cli.py VERSION NAME=PATH...
 """
@@ -22,7 +22,15 @@ OUT_OF_RANGE = {
                         ("--strip-rows", ["--strip-rows", "0", "{}"]),
                         ("--decode-budget-mb", ["--decode-budget-mb", "-1", "{}"])],
     "warmpool-synth": [("--seed", ["--seed", "-1"]),
-                       ("--seed", ["--seed", "18446744073709551616"])],
+                       ("--seed", ["--seed", "18446744073709551616"]),
+                       ("--noise", ["--noise", "nan"])],
+    # CLI::Range lets NaN through: floating-point options use FiniteRange.
+    "warmpool-worker": [("--grace-seconds", ["--grace-seconds", "nan"]),
+                        ("--time-limit", ["--time-limit", "inf"]),
+                        ("--visibility-timeout", ["--visibility-timeout", "nan"])],
+    "warmpool-keda-probe": [("--timeout", ["--timeout", "nan"]),
+                            ("--timeout", ["--timeout", "-5"]),
+                            ("--stream-seconds", ["--stream", "--stream-seconds", "nan"])],
     "warmpool-sim": [("--seed", ["run", "--workload", "W1", "--seed", "-1"]),
                      ("--seed", ["generate", "--workload", "W1", "--seed", "99999999999999999999"])],
 }
