@@ -4,6 +4,7 @@
 #include <cctype>
 #include <charconv>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <functional>
 #include <limits>
@@ -57,6 +58,13 @@ bool ParseDouble(std::string_view text, double* out) {
   return true;
 }
 
+// A bound as the messages print it: 0, 1000000, 0.5.
+std::string Number(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.10g", v);
+  return buf;
+}
+
 bool ParseBool(std::string_view text, bool* out) {
   std::string t = Trim(text);
   std::transform(t.begin(), t.end(), t.begin(), [](unsigned char c) { return std::tolower(c); });
@@ -88,25 +96,28 @@ struct Parser {
     problems.push_back(std::move(problem));
   }
 
-  void Int(const char* key, int64_t min, int64_t* field) {
+  // An integer from min to max.
+  void Int(const char* key, int64_t min, int64_t max, int64_t* field) {
     auto it = raw.find(key);
     if (it == raw.end()) return;
     int64_t v = 0;
-    if (!ParseInt64(it->second, &v) || v < min) {
-      Bad(key, it->second, "must be an integer >= " + std::to_string(min));
+    if (!ParseInt64(it->second, &v) || v < min || v > max) {
+      Bad(key, it->second,
+          "must be an integer from " + std::to_string(min) + " to " + std::to_string(max));
       return;
     }
     *field = v;
   }
 
-  // A finite number >= min (or > min when `strict`).
-  bool Double(const char* key, double min, bool strict, double* field) {
+  // A finite number from min (excluded when `strict`) to max.
+  bool Double(const char* key, double min, bool strict, double max, double* field) {
     auto it = raw.find(key);
     if (it == raw.end()) return false;
     double v = 0;
-    if (!ParseDouble(it->second, &v) || v < min || (strict && v == min)) {
+    if (!ParseDouble(it->second, &v) || v < min || (strict && v == min) || v > max) {
       Bad(key, it->second,
-          std::string("must be a number ") + (strict ? "> " : ">= ") + std::to_string(min));
+          std::string("must be a number ") + (strict ? "> " : "from ") + Number(min) + " to " +
+              Number(max));
       return false;
     }
     *field = v;
@@ -185,27 +196,25 @@ void ParseConnectionKeys(const std::map<std::string, std::string>& raw, Parser& 
 // How the backlog becomes replicas.
 void ParseSizingKeys(Parser& p, ScalerMetadata& m) {
   p.Bool("countInFlight", &m.count_in_flight);
-  p.Int("tasksPerReplica", 1, &m.tasks_per_replica);
-  p.Int("activationBacklog", 0, &m.activation_backlog);
-  p.Int("minWarmReplicas", 0, &m.min_warm_replicas);
-  p.Int("maxReplicas", 1, &m.max_replicas);
-}
-
-// a + b for a, b >= 0, saturating: coldStartSeconds and drainSeconds may be any int64 >= 0.
-int64_t SaturatingAdd(int64_t a, int64_t b) {
-  return a > std::numeric_limits<int64_t>::max() - b ? std::numeric_limits<int64_t>::max() : a + b;
+  p.Int("tasksPerReplica", 1, ScalerMetadata::kMaxTasksPerReplica, &m.tasks_per_replica);
+  p.Int("activationBacklog", 0, std::numeric_limits<int64_t>::max(), &m.activation_backlog);
+  p.Int("minWarmReplicas", 0, ScalerMetadata::kMaxReplicaCount, &m.min_warm_replicas);
+  p.Int("maxReplicas", 1, ScalerMetadata::kMaxReplicaCount, &m.max_replicas);
 }
 
 // The queue-wait objective and the drain horizon that follows from it (after coldStartSeconds).
 void ParseObjectiveKeys(const std::map<std::string, std::string>& raw, Parser& p,
                         ScalerMetadata& m) {
   const int64_t c = m.cold_start_seconds;
-  const int64_t automatic = SaturatingAdd(c, std::max<int64_t>(1, c / 2));  // 1.5 x C
+  const int64_t automatic = c + std::max<int64_t>(1, c / 2);  // 1.5 x C (C is at most a year)
   int64_t target = automatic;
   const auto tw = raw.find("targetWaitSeconds");
   if (tw != raw.end() && Lower(Trim(tw->second)) != "auto") {
-    if (!ParseInt64(Trim(tw->second), &target) || target < 1) {
-      p.Bad("targetWaitSeconds", tw->second, "must be auto or an integer number of seconds >= 1");
+    if (!ParseInt64(Trim(tw->second), &target) || target < 1 ||
+        target > ScalerMetadata::kMaxSeconds) {
+      p.Bad("targetWaitSeconds", tw->second,
+            "must be auto or an integer number of seconds from 1 to " +
+                std::to_string(ScalerMetadata::kMaxSeconds));
       target = automatic;
     }
   }
@@ -221,11 +230,13 @@ void ParseObjectiveKeys(const std::map<std::string, std::string>& raw, Parser& p
       // derived above
     } else if (v == "off") {
       m.drain_seconds.reset();
-    } else if (ParseInt64(v, &seconds) && seconds >= 1) {
+    } else if (ParseInt64(v, &seconds) && seconds >= 1 && seconds <= ScalerMetadata::kMaxSeconds) {
       m.drain_seconds = seconds;
-      m.target_wait_seconds = SaturatingAdd(c, seconds);
+      m.target_wait_seconds = c + seconds;
     } else {
-      p.Bad("drainSeconds", it->second, "must be auto, off or an integer number of seconds >= 1");
+      p.Bad("drainSeconds", it->second,
+            "must be auto, off or an integer number of seconds from 1 to " +
+                std::to_string(ScalerMetadata::kMaxSeconds));
     }
   }
   m.target_wait_reachable_cold = m.target_wait_seconds > c;
@@ -240,18 +251,22 @@ void ParsePolicyKeys(const std::map<std::string, std::string>& raw, Parser& p, S
     int64_t seconds = 0;
     if (v == "auto") {
       m.keep_alive_seconds.reset();
-    } else if (ParseInt64(v, &seconds) && seconds >= 0) {
+    } else if (ParseInt64(v, &seconds) && seconds >= 0 && seconds <= ScalerMetadata::kMaxSeconds) {
       m.keep_alive_seconds = seconds;
     } else {
-      p.Bad("keepAlive", it->second, "must be auto or an integer number of seconds >= 0");
+      p.Bad("keepAlive", it->second,
+            "must be auto or an integer number of seconds from 0 to " +
+                std::to_string(ScalerMetadata::kMaxSeconds));
     }
   }
-  p.Int("coldStartSeconds", 0, &m.cold_start_seconds);
-  p.Double("waitCostPerHour", 0, false, &m.wait_cost_per_hour);
-  p.Double("replicaCostPerHour", 0, false, &m.replica_cost_per_hour);
-  p.Int("nodeUnneededSeconds", 0, &m.node_unneeded_seconds);
-  p.Int("cooldownSeconds", 0, &m.cooldown_seconds);
-  p.Int("scaleDownWindowSeconds", 0, &m.scale_down_window_seconds);
+  constexpr int64_t kYear = ScalerMetadata::kMaxSeconds;
+  p.Int("coldStartSeconds", 0, kYear, &m.cold_start_seconds);
+  p.Double("waitCostPerHour", 0, false, ScalerMetadata::kMaxCostPerHour, &m.wait_cost_per_hour);
+  p.Double("replicaCostPerHour", 0, false, ScalerMetadata::kMaxCostPerHour,
+           &m.replica_cost_per_hour);
+  p.Int("nodeUnneededSeconds", 0, kYear, &m.node_unneeded_seconds);
+  p.Int("cooldownSeconds", 0, kYear, &m.cooldown_seconds);
+  p.Int("scaleDownWindowSeconds", 0, kYear, &m.scale_down_window_seconds);
   if (auto it = raw.find("releasesPerHour"); it != raw.end()) {
     double v = 0;
     if (Lower(Trim(it->second)) == "off") {
@@ -271,7 +286,10 @@ void ParsePolicyKeys(const std::map<std::string, std::string>& raw, Parser& p, S
   ParseObjectiveKeys(raw, p, m);
   {
     double task_seconds = 0;
-    if (p.Double("taskSeconds", 0, true, &task_seconds)) m.task_seconds = task_seconds;
+    if (p.Double("taskSeconds", 0, true, static_cast<double>(ScalerMetadata::kMaxSeconds),
+                 &task_seconds)) {
+      m.task_seconds = task_seconds;
+    }
   }
   if (auto it = raw.find("prewarm"); it != raw.end()) {
     std::string v = Trim(it->second);

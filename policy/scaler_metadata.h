@@ -55,6 +55,13 @@ struct ScalerMetadata {
   // budget is spent, the policy keeps one idle replica instead of releasing it, until the budget
   // allows (HoldsForReleaseBudget in warm_policy.h). nullopt = `off`.
   std::optional<double> releases_per_hour = 1.0;
+  // Bounds of the keys (each key's own words in ParseScalerMetadata's message). Metadata comes
+  // from whoever writes the ScaledObject: every time key is at most a year (seconds become
+  // nanoseconds on the clock, which hold about 292 years), every replica count at most a million.
+  static constexpr int64_t kMaxSeconds = 366LL * 24 * 3600;
+  static constexpr int64_t kMaxReplicaCount = 1'000'000;
+  static constexpr int64_t kMaxTasksPerReplica = 10'000;
+  static constexpr double kMaxCostPerHour = 1e6;
   static constexpr double kMinReleasesPerHour = 0.01;  // one in 100 h: a bounded interval
   static constexpr double kMaxReleasesPerHour = 3600;  // one a second
   // `warmWindows`: time windows (UTC) with their own warm floor.

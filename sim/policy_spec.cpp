@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "sim/shipped_settings.h"
+#include "sim/workload.h"
 
 namespace warmpool::sim {
 
@@ -144,9 +145,12 @@ Status ApplyScaledObjectOption(const std::string& key, const std::string& value,
   }
   char* end = nullptr;
   const long long v = std::strtoll(value.c_str(), &end, 10);
-  if (value.empty() || end != value.c_str() + value.size() || v < 0) {
+  // Every setting left is a time: at most a year, as a workload's (and past LLONG_MAX strtoll
+  // would return LLONG_MAX).
+  if (value.empty() || end != value.c_str() + value.size() || v < 0 ||
+      static_cast<double>(v) > kMaxWorkloadSeconds) {
     return Status::InvalidArgument("--scaledobject " + key + "=\"" + value +
-                                   "\": must be an integer >= 0");
+                                   "\": must be an integer from 0 to 31622400 (366 days)");
   }
   if (key == "pollingInterval" && v >= 1) {
     p->keda.polling_s = v;

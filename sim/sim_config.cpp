@@ -1,16 +1,32 @@
 #include "sim/sim_config.h"
 
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
+#include <map>
+
+#include "sim/workload.h"
 
 namespace warmpool::sim {
 
 Status ApplyClusterOption(const std::string& key, const std::string& value, ClusterConfig* c) {
+  // Upper bounds: counts the simulator and the policy's metadata can hold (maxNodes x
+  // gpusPerNode and slotsPerPod become warmpool's maxReplicas and tasksPerReplica), and a year
+  // for every time, as for a workload's.
+  const std::map<std::string, double> most = {{"gpusPerNode", 64},
+                                              {"maxNodes", 10'000},
+                                              {"slotsPerPod", 10'000},
+                                              {"pricePerNodeHour", 1e6}};
+  const auto bound = most.find(key);
+  const double max = bound != most.end() ? bound->second : kMaxWorkloadSeconds;
   char* end = nullptr;
   const double v = std::strtod(value.c_str(), &end);
-  if (value.empty() || end != value.c_str() + value.size() || !std::isfinite(v) || v < 0) {
+  if (value.empty() || end != value.c_str() + value.size() || !std::isfinite(v) || v < 0 ||
+      v > max) {
+    char text[32];
+    std::snprintf(text, sizeof text, "%.10g", max);
     return Status::InvalidArgument("--cluster " + key + "=\"" + value +
-                                   "\": must be a number >= 0");
+                                   "\": must be a number from 0 to " + text);
   }
   const auto i = static_cast<int64_t>(std::llround(v));
   const std::map<std::string, double*> doubles = {{"pricePerNodeHour", &c->price_per_node_hour},

@@ -125,7 +125,8 @@ TEST_CASE("Each bad value is INVALID_ARGUMENT naming the key and value", "[metad
       {"activationBacklog", "-1"},        {"minWarmReplicas",   "two"},
       {"maxReplicas",       "0"},         {"maxReplicas",       "99999999999999999999"},
       {"redisAddress",      "u:p@h:1"},   {"redisAddress",      "redis://h:1"},
-      {"redis",             " "},
+      {"redis",             " "},         {"maxReplicas",       "1000001"},
+      {"minWarmReplicas",   "1000001"},   {"tasksPerReplica",   "10001"},
   };
   // clang-format on
   for (const auto& c : cases) {
@@ -219,6 +220,13 @@ TEST_CASE("Each bad warm-pool value is INVALID_ARGUMENT naming key and value", "
       {"targetWaitSeconds",   "p95"},       {"releasesPerHour",     "0"},
       {"releasesPerHour",     "0.001"},     {"releasesPerHour",     "3601"},
       {"releasesPerHour",     "inf"},       {"releasesPerHour",     "never"},
+      // Past a year (seconds become nanoseconds on the clock, which overflow past ~292 years).
+      {"coldStartSeconds",    "31622401"},  {"coldStartSeconds",    "9223372036854775807"},
+      {"keepAlive",           "99999999999"}, {"nodeUnneededSeconds", "31622401"},
+      {"cooldownSeconds",     "31622401"},  {"scaleDownWindowSeconds", "99999999999999999"},
+      {"targetWaitSeconds",   "31622401"},  {"drainSeconds",        "31622401"},
+      {"taskSeconds",         "1e300"},     {"waitCostPerHour",     "1e300"},
+      {"replicaCostPerHour",  "1e7"},
   };
   // clang-format on
   for (const auto& c : cases) {
@@ -250,11 +258,11 @@ TEST_CASE("targetWaitSeconds is the objective the drain horizon follows from", "
   CHECK(m.target_wait_seconds == 380);
   CHECK(MustParse({{"targetWaitSeconds", "auto"}, {"coldStartSeconds", "100"}})
             .metadata.target_wait_seconds == 150);
-  // The largest values saturate instead of overflowing.
-  m = MustParse({{"coldStartSeconds", "9223372036854775807"}, {"drainSeconds", "9"}}).metadata;
-  CHECK(m.target_wait_seconds == INT64_MAX);
-  CHECK(MustParse({{"coldStartSeconds", "9223372036854775807"}}).metadata.target_wait_seconds ==
-        INT64_MAX);
+  // A year is the most any time key takes, so the sums cannot overflow.
+  m = MustParse({{"coldStartSeconds", "31622400"}, {"drainSeconds", "31622400"}}).metadata;
+  CHECK(m.target_wait_seconds == 2 * 31622400LL);
+  CHECK(MustParse({{"coldStartSeconds", "31622400"}}).metadata.target_wait_seconds ==
+        31622400LL * 3 / 2);
   ParsedMetadata out;
   Status s = ParseScalerMetadata({{"targetWaitSeconds", "600"}, {"drainSeconds", "80"}}, &out);
   REQUIRE(s.code() == Status::Code::kInvalidArgument);

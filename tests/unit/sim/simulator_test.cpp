@@ -220,8 +220,17 @@ TEST_CASE("Cluster and ScaledObject what-if options are validated", "[sim][optio
   CHECK(ApplyClusterOption("vmBootMedian", "35", &c).ok());
   CHECK(c.vm_boot_median_s == 35);
   const std::pair<const char*, const char*> bad_cluster[] = {
-      {"caUnneededSeconds", "-1"}, {"caUnneededSeconds", "soon"}, {"gpusPerNode", "0"},
-      {"noSuchSetting", "1"},      {"vmBootP95", "10"},  // below the median
+      {"caUnneededSeconds", "-1"},
+      {"caUnneededSeconds", "soon"},
+      {"gpusPerNode", "0"},
+      {"noSuchSetting", "1"},
+      {"vmBootP95", "10"},  // below the median
+      // Past what the simulator and the policy's metadata hold (1e300 became INT64_MIN).
+      {"caUnneededSeconds", "1e300"},
+      {"vmBootMedian", "31622401"},
+      {"maxNodes", "10001"},
+      {"slotsPerPod", "10001"},
+      {"gpusPerNode", "65"},
   };
   for (const auto& [key, value] : bad_cluster) {
     DYNAMIC_SECTION(key << "=" << value) {
@@ -242,6 +251,12 @@ TEST_CASE("Cluster and ScaledObject what-if options are validated", "[sim][optio
         Status::Code::kInvalidArgument);
   CHECK(ApplyScaledObjectOption("push", "yes", &p).code() == Status::Code::kInvalidArgument);
   CHECK(ApplyScaledObjectOption("replicas", "3", &p).code() == Status::Code::kInvalidArgument);
+  // strtoll returns LLONG_MAX past it: that was taken as the value.
+  for (const char* big : {"31622401", "99999999999999999999"}) {
+    CHECK(ApplyScaledObjectOption("cooldownPeriod", big, &p).code() ==
+          Status::Code::kInvalidArgument);
+  }
+  CHECK(p.keda.cooldown_s == 60);
 }
 
 }  // namespace
