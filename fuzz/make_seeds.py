@@ -5,7 +5,7 @@ Task envelopes are published by Debian's Celery 5.2.6 / kombu 5.2.4 into a throw
 redis-server on a free loopback port (no worker runs) and read back with LRANGE, byte for byte;
 result values are written by Celery's own Redis backend (mark_as_done, mark_as_failure, ...).
 The text-only targets (Redis URLs, warm windows, ScaledObject metadata) get the forms the docs
-and manifests use. Re-run after a Celery upgrade: python3 fuzz/make_seeds.py
+and manifests use; the policy step (policy_decision) gets runs of readings in its binary layout. Re-run after a Celery upgrade: python3 fuzz/make_seeds.py
 """
 import datetime
 import hashlib
@@ -14,6 +14,7 @@ import os
 import pathlib
 import shutil
 import socket
+import struct
 import subprocess
 import sys
 import tempfile
@@ -128,8 +129,40 @@ def write_text_seeds() -> None:
         write("scaler_metadata", f"md{i}", "".join(f"{k}={val}\n" for k, val in meta.items()).encode())
 
 
+def reading(dt, pending=0, in_flight=0, scheduled=0, eta=None, measured_ms=None, count=0,
+            oldest=0, name=0, by_name=False, roundtrip=False) -> bytes:
+    """One reading as policy_decision_fuzz.cpp decodes it (36 bytes, little-endian)."""
+    flags = (1 if measured_ms is not None else 0) | (2 if eta is not None else 0) | \
+        (4 if by_name else 0) | (8 if roundtrip else 0)
+    return struct.pack("<HBBQQIiIHH", dt, flags, name, pending, in_flight, scheduled, eta or 0,
+                       measured_ms or 0, count, oldest)
+
+
+def write_policy_decision_seeds() -> None:
+    """Metadata as in the manifests, then runs of readings: a cold burst that drains, an idle
+    gap and periodic bursts (the pre-warm and the release budget), an eta task, a trickle."""
+    shipped = "queues=gpu\ncoldStartSeconds=300\nnodeUnneededSeconds=600\ncooldownSeconds=60\n"
+    burst = [reading(0)] + [reading(10, pending=40 - 4 * k, in_flight=min(k, 4), name=k % 3,
+                                    measured_ms=45000 if k > 3 else None, count=1 if k > 3 else 0,
+                                    by_name=k % 2 == 0, oldest=10 * k) for k in range(10)]
+    idle = [reading(60, roundtrip=k == 3) for k in range(20)]
+    periodic = (burst + idle) * 4
+    eta = [reading(5, scheduled=3, eta=400 - 5 * k) for k in range(10)] + \
+        [reading(5, in_flight=3, measured_ms=30000, count=3, by_name=True) for _ in range(6)]
+    trickle = [reading(30 + k % 7, pending=k % 2, in_flight=(k + 1) % 2, measured_ms=800, count=1)
+               for k in range(60)]
+    runs = {"burst": (shipped, burst + idle), "periodic": (shipped, periodic),
+            "eta": (shipped + "etaPrewarm=true\n", eta),
+            "trickle": (shipped + "keepAlive=120\nreleasesPerHour=off\n", trickle),
+            "windows": (shipped + "warmWindows=Mon-Fri 07:00-19:00 UTC=2\ntaskSeconds=45\n"
+                        "forecast=on\n", periodic)}
+    for name, (meta, readings) in runs.items():
+        write("policy_decision", name, meta.encode() + b"--\n" + b"".join(readings))
+
+
 def main() -> int:
-    for target in ("celery_message", "celery_result", "redis_url", "warm_windows", "scaler_metadata"):
+    for target in ("celery_message", "celery_result", "redis_url", "warm_windows", "scaler_metadata",
+                   "policy_decision"):
         shutil.rmtree(ROOT / target, ignore_errors=True)
     port = free_port()
     with tempfile.TemporaryDirectory() as tmp:
@@ -152,6 +185,7 @@ def main() -> int:
             server.terminate()
             server.wait()
     write_text_seeds()
+    write_policy_decision_seeds()
     for target in sorted(os.listdir(ROOT)):
         print(f"{target}: {len(os.listdir(ROOT / target))} seeds")
     return 0

@@ -6,20 +6,13 @@
 #include <string>
 #include <string_view>
 
+#include "fuzz/metadata_lines.h"
 #include "policy/scaler_metadata.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace warmpool::policy;
-  std::string_view input(reinterpret_cast<const char*>(data), size);
-  std::map<std::string, std::string> raw;
-  while (!input.empty()) {
-    const size_t eol = input.find('\n');
-    const std::string_view line = input.substr(0, eol);
-    input = eol == std::string_view::npos ? std::string_view() : input.substr(eol + 1);
-    const size_t eq = line.find('=');
-    if (eq == std::string_view::npos) continue;
-    raw[std::string(line.substr(0, eq))] = std::string(line.substr(eq + 1));
-  }
+  const std::map<std::string, std::string> raw = warmpool::fuzz::ParseMetadataLines(
+      std::string_view(reinterpret_cast<const char*>(data), size));
   ParsedMetadata parsed;
   const warmpool::Status status = ParseScalerMetadata(raw, &parsed);
   if (status.ok()) {

@@ -16,7 +16,8 @@ CXX_BIN=${CXX:-clang++-14}
 CC_BIN=${CC:-clang-14}
 MAX_LEN=${FUZZ_MAX_LEN:-4096}
 TARGETS=("$@")
-((${#TARGETS[@]})) || TARGETS=(celery_message celery_result redis_url scaler_metadata warm_windows)
+((${#TARGETS[@]})) || TARGETS=(celery_message celery_result redis_url scaler_metadata warm_windows
+  policy_decision)
 
 launcher=()
 if command -v ccache >/dev/null 2>&1; then
