@@ -355,7 +355,30 @@ void Consumer::HandleFetched(Fetched fetched) {
 
 void Consumer::PromoteDueEta(double now) {
   while (!eta_.empty() && eta_.begin()->first <= now) {
-    auto job = std::move(eta_.begin()->second);
+    std::shared_ptr<Job> job = eta_.begin()->second;
+    bool room = false;
+    {
+      std::lock_guard lock(state_.mu);
+      room = state_.RoomLocked(options_.prefetch_limit()) > 0;
+    }
+    if (!room) {
+      // Due with every slot taken: back to the head of its list for whichever worker has room
+      // (a new replica the backlog brings, or this one), instead of waiting here behind the
+      // running tasks where no other worker can take it. Restored before it is forgotten, so a
+      // Redis error leaves it held for the next pass.
+      const BrokerApi::RestoreResult restored = broker_.Restore(job->fetched.tag);
+      eta_.erase(eta_.begin());
+      {
+        std::lock_guard lock(state_.mu);
+        state_.held.erase(job->fetched.tag);
+      }
+      LogEvent(spdlog::level::info, "task_eta_due_requeued",
+               {{"id", job->msg.id},
+                {"task", job->msg.task},
+                {"restored", restored == BrokerApi::RestoreResult::kRestored},
+                {"reason", "due with no free slot"}});
+      continue;
+    }
     eta_.erase(eta_.begin());
     job->taken_at = now;
     state_.EnqueueReady(std::move(job));
