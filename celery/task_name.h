@@ -18,4 +18,8 @@ std::optional<std::string> TaskNameOfEnvelope(std::string_view envelope_json);
 // headers.task of an already parsed envelope; nullopt as above. Never throws. Pure.
 std::optional<std::string> TaskNameOfParsedEnvelope(const nlohmann::json& envelope);
 
+// headers.eta of a parsed protocol 2 envelope as Unix seconds (ISO-8601 text, as Celery sends it,
+// or a number); nullopt when absent, null, unreadable or not an object. Never throws. Pure.
+std::optional<double> EtaOfParsedEnvelope(const nlohmann::json& envelope);
+
 }  // namespace warmpool::celery

@@ -30,6 +30,8 @@ inline constexpr size_t kRecentPeaks = 5;
 inline constexpr size_t kMaxTaskNames = 32;
 // Most pending messages per queue whose task names the scaler samples (Observation.pending_sample).
 inline constexpr int64_t kPendingSample = 16;
+// Most scheduled etas an Observation carries (the earliest ones).
+inline constexpr size_t kUpcomingEtas = 256;
 
 // Tasks of one Celery task name (the message's headers.task) that finished since the previous
 // observation.
@@ -48,6 +50,9 @@ struct Observation {
   int64_t scheduled = 0;  // unacked with an eta in the future (countdown / retry)
   // Earliest future eta among the scheduled tasks; nullopt when none (or not measured).
   std::optional<std::chrono::system_clock::time_point> earliest_eta;
+  // The earliest future etas of the scheduled tasks, ascending, at most kUpcomingEtas (empty
+  // when none or not measured): how many come due within the ETA pre-warm's lead.
+  std::vector<std::chrono::system_clock::time_point> upcoming_etas;
   // Mean run time of tasks that finished since the previous observation (e.g. from results'
   // timing); nullopt = not measured. Feeds the duration estimate used by `drainSeconds`.
   std::optional<double> measured_task_seconds;
@@ -60,6 +65,11 @@ struct Observation {
   // work with each name's own duration, so short tasks queued after long ones of another name are
   // not sized as long ones.
   std::map<std::string, int64_t> pending_sample;
+  // Of the pending messages sampled with the names (pending_sampled, 0 = not sampled), how many
+  // carry an eta still in the future: ETA tasks no worker has taken yet, which are not work
+  // until due (PendingNotDue in warm_policy.h).
+  int64_t pending_sampled = 0;
+  int64_t pending_sample_not_due = 0;
   // The finished tasks behind measured_task_seconds, by task name (those with a name).
   std::vector<FinishedTasks> finished_by_task;
 };

@@ -324,8 +324,42 @@ std::optional<PrewarmWindow> LearnedPrewarmWindow(const ScalerMetadata& spec,
   return PrewarmWindow{head - PrewarmLeadSeconds(spec, state), tail};
 }
 
-Decision Decide(const ScalerMetadata& spec, const Observation& obs, const PolicyState& state,
+int64_t EtaPrewarmReplicas(const ScalerMetadata& spec, const Observation& obs,
+                           const PolicyState& state, Clock::time_point now) {
+  const double lead = PrewarmLeadSeconds(spec, state);
+  int64_t due = 0;
+  for (const Clock::time_point eta : obs.upcoming_etas) {
+    if (Seconds(eta - now) > lead) break;  // ascending
+    ++due;
+  }
+  // A reading without the etas themselves (earliest only) counts one.
+  if (obs.upcoming_etas.empty() && obs.earliest_eta && Seconds(*obs.earliest_eta - now) <= lead) {
+    due = 1;
+  }
+  if (due == 0) return 0;
+  if (!spec.drain_seconds) return std::min(CeilDiv(due, spec.tasks_per_replica), spec.max_replicas);
+  double seconds = TaskSecondsEstimate(spec, state);
+  if (seconds <= 0) seconds = static_cast<double>(*spec.drain_seconds) / kAssumedTasksPerSlot;
+  // Warm when they come due, they have the whole objective to drain in.
+  const double wait = static_cast<double>(std::max<int64_t>(1, spec.target_wait_seconds));
+  const auto slots = static_cast<int64_t>(std::ceil(static_cast<double>(due) * seconds / wait));
+  return std::clamp<int64_t>(CeilDiv(slots, spec.tasks_per_replica), 1, spec.max_replicas);
+}
+
+int64_t PendingNotDue(const Observation& obs) {
+  if (obs.pending <= 0 || obs.pending_sampled <= 0 || obs.pending_sample_not_due <= 0) return 0;
+  if (obs.pending_sample_not_due >= obs.pending_sampled) return obs.pending;
+  const double share =
+      static_cast<double>(obs.pending_sample_not_due) / static_cast<double>(obs.pending_sampled);
+  return std::min<int64_t>(obs.pending, std::llround(share * static_cast<double>(obs.pending)));
+}
+
+Decision Decide(const ScalerMetadata& spec, const Observation& seen, const PolicyState& state,
                 Clock::time_point now) {
+  // ETA tasks in the list are no work until due: one worker takes them all, no slot used.
+  const int64_t not_due = PendingNotDue(seen);
+  Observation obs = seen;
+  obs.pending -= not_due;
   const int64_t tpr = spec.tasks_per_replica;
   const int64_t work = obs.pending + obs.in_flight;
   const int64_t for_work = CeilDiv(work, tpr);
@@ -371,10 +405,16 @@ Decision Decide(const ScalerMetadata& spec, const Observation& obs, const Policy
     const bool window = window_floor >= spec.min_warm_replicas;
     if (!d.active || floor > want) apply(floor, window ? kReasonWarmWindow : kReasonWarmFloor);
   }
-  if (!d.active && spec.eta_prewarm && obs.earliest_eta &&
-      Seconds(*obs.earliest_eta - now) <= PrewarmLeadSeconds(spec, state)) {
-    apply(1, kReasonEtaPrewarm);
+  if (spec.eta_prewarm) {
+    if (const int64_t eta = EtaPrewarmReplicas(spec, obs, state, now); eta > 0) {
+      apply(eta, kReasonEtaPrewarm);
+    }
   }
+  // Scheduled tasks are held by a live worker (restored to the list only when it stops, or after
+  // the visibility timeout when it died): keep it rather than loop through release, restore and
+  // a cold start until their eta (rule 4 in warm_policy.h). ETA tasks still in the list need one
+  // worker to take them.
+  if (!d.active && (obs.scheduled > 0 || not_due > 0)) apply(1, kReasonEtaHeld);
   if (spec.forecast != ScalerMetadata::ForecastMode::kOff) {
     const int64_t f = ForecastReplicas(state.forecast, now, PrewarmLeadSeconds(spec, state),
                                        TaskSecondsEstimate(spec, state), tpr);

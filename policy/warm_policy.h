@@ -20,6 +20,7 @@ inline constexpr std::string_view kReasonInFlight = "in-flight";      // only ru
 inline constexpr std::string_view kReasonWarmFloor = "warm-floor";    // minWarmReplicas
 inline constexpr std::string_view kReasonWarmWindow = "warm-window";  // a warmWindows floor
 inline constexpr std::string_view kReasonEtaPrewarm = "eta-prewarm";  // scheduled task soon
+inline constexpr std::string_view kReasonEtaHeld = "eta-held";        // a worker holds ETA tasks
 inline constexpr std::string_view kReasonKeepAlive = "keep-alive";    // idle, within keep-alive
 inline constexpr std::string_view kReasonPrewarm = "prewarm";         // histogram predicts work
 inline constexpr std::string_view kReasonReleaseBudget =
@@ -187,7 +188,13 @@ double PrewarmSlots(const ScalerMetadata& spec, const PolicyState& state);
 //   2. anything in flight: active (never inactive while tasks run); desired >= ceil(in_flight /
 //      tasksPerReplica).
 //   3. warm floor: max(minWarmReplicas, the warmWindows floor at `now`) > 0: active.
-//   4. ETA pre-warm: the earliest scheduled eta is within the pre-warm lead: active, >= 1.
+//   4. ETA pre-warm: scheduled tasks come due within the pre-warm lead: active with
+//      EtaPrewarmReplicas.
+//      ETA held: any task scheduled (a worker holds it in `unacked` until its eta), or ETA tasks
+//      still in the list (PendingNotDue, which no rule counts as work): active, >= 1.
+//      A Celery worker that stops restores what it holds to the list (a warm shutdown), which
+//      brings a replica straight back: releasing the holder buys a cold start and two reversals
+//      per round, and the tasks still wait for their eta.
 //   5. keep-alive: KeepsAlive (idle for less than KeepAliveSeconds since work ended, the budget
 //      spent faster while the HPA holds a larger pool than the next burst needs): active, >= 1.
 //   6. learned pre-warm: the gaps as long as the lead (lead = PrewarmLeadSeconds) are
@@ -201,5 +208,18 @@ double PrewarmSlots(const ScalerMetadata& spec, const PolicyState& state);
 //   8. otherwise inactive; desired = ceil(work / tasksPerReplica) (0 when idle), as v1.
 Decision Decide(const ScalerMetadata& spec, const Observation& obs, const PolicyState& state,
                 std::chrono::system_clock::time_point now);
+
+// How many of obs.pending are ETA tasks not yet due, estimated from the pending sample's share of
+// them (obs.pending_sample_not_due of obs.pending_sampled; all of them when the whole sample is).
+// 0 without a sample. Pure.
+int64_t PendingNotDue(const Observation& obs);
+
+// The replicas the scheduled tasks coming due within the pre-warm lead (PrewarmLeadSeconds) need
+// (obs.upcoming_etas; a reading with only earliest_eta counts one task): their work at the
+// learned duration (TaskSecondsEstimate, else drainSeconds / 5 per task) drained within
+// targetWaitSeconds, as they find the pool warm; one slot per task with `drainSeconds: off`.
+// At least 1 and at most maxReplicas when any is due; 0 when none. Pure.
+int64_t EtaPrewarmReplicas(const ScalerMetadata& spec, const Observation& obs,
+                           const PolicyState& state, std::chrono::system_clock::time_point now);
 
 }  // namespace warmpool::policy

@@ -1,6 +1,9 @@
 #include "scaler/backlog.h"
 
+#include <algorithm>
+
 #include "celery/task_name.h"
+#include "common/json_parse.h"
 
 namespace warmpool::scaler {
 
@@ -47,8 +50,12 @@ policy::Observation ToObservation(const BacklogReading& reading, bool count_in_f
   obs.in_flight = count_in_flight ? reading.in_flight() : 0;
   obs.scheduled = reading.scheduled();
   obs.earliest_eta = reading.earliest_eta;
+  obs.upcoming_etas = reading.upcoming_etas;
+  std::sort(obs.upcoming_etas.begin(), obs.upcoming_etas.end());
   if (count_in_flight) obs.oldest_in_flight_seconds = reading.oldest_in_flight_seconds;
   obs.pending_sample = reading.pending_sample;
+  obs.pending_sampled = reading.pending_sampled;
+  obs.pending_sample_not_due = reading.pending_sample_not_due;
   return obs;
 }
 
@@ -65,6 +72,16 @@ void CountUnackedEntry(const celery::UnackedEntry& entry, std::chrono::system_cl
   if (eta && *eta > now) {
     ++it->second.scheduled;
     if (!reading->earliest_eta || *eta < *reading->earliest_eta) reading->earliest_eta = eta;
+    // Bounded: the kUpcomingEtas earliest, the latest of them on top of the heap.
+    auto& heap = reading->upcoming_etas;
+    if (heap.size() < policy::kUpcomingEtas || *eta < heap.front()) {
+      heap.push_back(*eta);
+      std::push_heap(heap.begin(), heap.end());
+      if (heap.size() > policy::kUpcomingEtas) {
+        std::pop_heap(heap.begin(), heap.end());
+        heap.pop_back();
+      }
+    }
   } else {
     ++it->second.in_flight;
     if (!entry.delivery_tag.empty()) {
@@ -75,12 +92,19 @@ void CountUnackedEntry(const celery::UnackedEntry& entry, std::chrono::system_cl
 }
 
 void AddPendingSample(const std::vector<std::vector<std::string_view>>& sub_lists,
-                      std::map<std::string, int64_t>* sample) {
+                      std::chrono::system_clock::time_point now, BacklogReading* reading) {
+  const double now_s = std::chrono::duration<double>(now.time_since_epoch()).count();
   int64_t taken = 0;
   for (const auto& list : sub_lists) {
     for (auto it = list.rbegin(); it != list.rend(); ++it) {
       if (taken++ == policy::kPendingSample) return;
-      if (auto name = celery::TaskNameOfEnvelope(*it)) ++(*sample)[*name];
+      ++reading->pending_sampled;
+      // ParseJson reports bad input as a discarded value, never by throwing.
+      const nlohmann::json envelope = ParseJson(*it);
+      if (auto name = celery::TaskNameOfParsedEnvelope(envelope)) ++reading->pending_sample[*name];
+      if (auto eta = celery::EtaOfParsedEnvelope(envelope); eta && *eta > now_s) {
+        ++reading->pending_sample_not_due;
+      }
     }
   }
 }

@@ -50,6 +50,9 @@ struct QueueBacklog {
 struct BacklogReading {
   std::map<std::string, QueueBacklog> per_queue;  // every target queue has an entry
   std::optional<std::chrono::system_clock::time_point> earliest_eta;  // among scheduled
+  // The earliest policy::kUpcomingEtas etas among scheduled, kept as a max-heap while counting
+  // (CountUnackedEntry); ToObservation sorts them.
+  std::vector<std::chrono::system_clock::time_point> upcoming_etas;
   int64_t unparsable_unacked = 0;  // unacked entries that are not kombu JSON (counted nowhere)
   std::vector<std::string> in_flight_tags;  // delivery tags of the in-flight tasks (run times)
   // Parallel to in_flight_tags: each one's task name (headers.task), "" when it has none.
@@ -57,6 +60,9 @@ struct BacklogReading {
   // Task names of the pending messages delivered next, up to policy::kPendingSample per queue,
   // summed over the queues (Observation.pending_sample); read only with target.read_unacked.
   std::map<std::string, int64_t> pending_sample;
+  // The messages of that sample, and how many of them carry an eta after taken_at.
+  int64_t pending_sampled = 0;
+  int64_t pending_sample_not_due = 0;
   // How long the longest-running of them has been seen in flight (the scaler's TaskTiming).
   double oldest_in_flight_seconds = 0;
   std::chrono::system_clock::time_point taken_at;
@@ -80,8 +86,10 @@ void CountUnackedEntry(const celery::UnackedEntry& entry, std::chrono::system_cl
 // `sub_lists` holds the tail of each priority sub-list (LRANGE key -kPendingSample -1), in kombu's
 // consumption order (PriorityListKeys); each in Redis order, so its last element, which BRPOP
 // takes next, is read first. Messages without a name (TaskNameOfEnvelope) take their place in
-// the sample but are not counted. Pure.
+// the sample but are not counted by name. Each message sampled counts in reading.pending_sampled,
+// and in reading.pending_sample_not_due when its headers.eta is after `now` (protocol 2; a
+// protocol 1 message counts as due). Pure.
 void AddPendingSample(const std::vector<std::vector<std::string_view>>& sub_lists,
-                      std::map<std::string, int64_t>* sample);
+                      std::chrono::system_clock::time_point now, BacklogReading* reading);
 
 }  // namespace warmpool::scaler

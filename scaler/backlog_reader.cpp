@@ -108,7 +108,7 @@ BacklogReading ReadBacklog(RedisConnection& conn, const ProbeTarget& target,
                              : std::string_view());
         }
       }
-      AddPendingSample(tails, &reading.pending_sample);
+      AddPendingSample(tails, now, &reading);
     }
   }
   return reading;

@@ -30,39 +30,58 @@ CeleryModel::CeleryModel(const Workload& workload, int64_t slots_per_pod, RunTal
 
 void CeleryModel::Arrive(int64_t t) {
   while (next_arrival_ < tasks_.size() && tasks_[next_arrival_].arrival <= t) {
-    const int id = static_cast<int>(next_arrival_++);
-    if (tasks_[id].due > t) {
-      scheduled_.push({tasks_[id].due, id});
-    } else {
-      queue_.push_back(id);
-    }
+    queue_.push_back(static_cast<int>(next_arrival_++));
   }
-  while (!scheduled_.empty() && scheduled_.top().first <= t) {
-    queue_.push_back(scheduled_.top().second);
-    scheduled_.pop();
+}
+
+void CeleryModel::Start(int64_t t, int id, Pod& pod) {
+  SimTask& task = tasks_[id];
+  task.start = t;
+  task.end = t + task.duration;
+  if (wait_index_[id] < 0) {
+    wait_index_[id] = static_cast<int64_t>(tally_.waits.size());
+    tally_.waits.push_back(static_cast<double>(t - task.first_due));
+  } else {  // redelivered: it waits again from when it was killed or requeued
+    tally_.waits[wait_index_[id]] += static_cast<double>(t - lost_at_[id]);
+    lost_at_[id] = -1;
   }
+  pod.tasks.push_back(id);
 }
 
 void CeleryModel::Fetch(int64_t t, ClusterModel& cluster) {
   std::vector<Pod>& pods = cluster.pods();
+  const auto free = [&](const Pod& p) {
+    return static_cast<int64_t>(p.tasks.size()) < slots_per_pod_;
+  };
   for (int id : cluster.live_pods()) {
-    if (queue_.empty()) return;  // most seconds: nothing to fetch, no pod to visit
     Pod& p = pods[id];
     if (!p.ready || p.terminating) continue;
-    while (static_cast<int64_t>(p.tasks.size()) < slots_per_pod_ && !queue_.empty()) {
+    // Held ETA tasks that came due, earliest first: each runs here in a free slot; with none
+    // free it goes back to the head of the list for any worker (warmpool-worker's
+    // PromoteDueEta), the earliest at the very head.
+    if (!p.held.empty()) {
+      std::vector<int> due;
+      std::erase_if(p.held, [&](int task_id) {
+        if (tasks_[task_id].due > t) return false;
+        due.push_back(task_id);
+        return true;
+      });
+      std::sort(due.begin(), due.end(),
+                [&](int a, int b) { return tasks_[a].due < tasks_[b].due; });
+      size_t k = 0;
+      for (; k < due.size() && free(p); ++k) Start(t, due[k], p);
+      for (size_t j = due.size(); j > k; --j) queue_.push_front(due[j - 1]);
+    }
+    while (!queue_.empty()) {
       const int task_id = queue_.front();
-      queue_.pop_front();
-      SimTask& task = tasks_[task_id];
-      task.start = t;
-      task.end = t + task.duration;
-      if (wait_index_[task_id] < 0) {
-        wait_index_[task_id] = static_cast<int64_t>(tally_.waits.size());
-        tally_.waits.push_back(static_cast<double>(t - task.first_due));
-      } else {  // redelivered: it waits again from when it was killed or requeued
-        tally_.waits[wait_index_[task_id]] += static_cast<double>(t - lost_at_[task_id]);
-        lost_at_[task_id] = -1;
+      if (tasks_[task_id].due > t) {
+        p.held.push_back(task_id);  // an ETA task: held until due, no slot needed
+      } else if (free(p)) {
+        Start(t, task_id, p);
+      } else {
+        break;  // no prefetch beyond free slots: the head waits for the next slot
       }
-      p.tasks.push_back(task_id);
+      queue_.pop_front();
     }
   }
 }
@@ -95,11 +114,6 @@ void CeleryModel::RestoreVisible(int64_t t, bool consumer_alive) {
     queue_.push_front(lost_.top().second);
     lost_.pop();
   }
-}
-
-std::optional<int64_t> CeleryModel::earliest_eta() const {
-  if (scheduled_.empty()) return std::nullopt;
-  return scheduled_.top().first;
 }
 
 }  // namespace warmpool::sim

@@ -27,9 +27,15 @@ struct SimTask {
   int name = -1;          // index into CeleryModel::task_names(); -1 = unnamed
 };
 
-// The Celery side of a run: the broker (arrivals, tasks with an eta held out of the list until
-// due, as in kombu's `unacked` hash, and the FIFO list LLEN sees) and the workers (one per pod,
-// `slotsPerPod` tasks at a time, no prefetch beyond free slots). Shutdown of a terminating pod:
+// The Celery side of a run: the broker (arrivals and the FIFO list LLEN sees) and the workers (one
+// per pod, `slotsPerPod` tasks at a time, no prefetch beyond free slots). A task with an eta (a
+// countdown) is published to the list like any other; a worker that takes it holds it in kombu's
+// `unacked` until due without using a slot (Celery does not count ETA tasks against the prefetch
+// limit; docs/worker.md), then runs it in a free slot, or with none free hands it back to the
+// head of the list (warmpool-worker; docs/worker.md "ETA / countdown"). Shutdown of a
+// terminating pod:
+// - at SIGTERM the worker restores the ETA tasks it holds to the head of the list at once
+//   (warm shutdown, docs/worker.md "Recovery"), so they wait for the next worker;
 // - at the worker's own grace (warmpool-worker --grace-seconds, Pod::requeue_at) the running
 //   tasks are requeued to the head of the list at once (worker/worker.cpp Shutdown) and counted
 //   as requeued;
@@ -43,7 +49,7 @@ class CeleryModel {
   CeleryModel(const Workload& workload, int64_t slots_per_pod, RunTally& tally,
               int64_t visibility_timeout_s = 3600);
 
-  // Tasks that arrive at t, and held tasks that become due at t, join the list.
+  // Tasks that arrive at t join the list, those with an eta too.
   void Arrive(int64_t t);
   // kombu's restore_visible: SIGKILLed tasks older than the visibility timeout go back to the
   // head of the list, when some worker is alive to run the sweep (`consumer_alive`).
@@ -51,7 +57,9 @@ class CeleryModel {
   // The worker on `pod` at t: tasks that ended are completed; on a terminating pod, past the
   // worker's grace the running tasks are requeued, past the pod's deadline they are SIGKILLed.
   void RunWorker(int64_t t, Pod& pod);
-  // Every ready, not terminating pod takes tasks from the head of the list into its free slots.
+  // Every ready, not terminating pod starts the ETA tasks it holds that are due in its free
+  // slots (the rest go back to the head of the list), then takes from the head of the list: an
+  // ETA task not yet due is held, any other starts in a free slot (none free: the head waits).
   void Fetch(int64_t t, ClusterModel& cluster);
   // End of the run: the part of running tasks before the horizon is busy time; tasks never
   // started (or lost and not restarted) wait up to the horizon and count as unfinished.
@@ -61,16 +69,17 @@ class CeleryModel {
   int64_t RunningAtLeast(const Pod& pod, int64_t t, int64_t seconds) const;
 
   const std::vector<SimTask>& tasks() const { return tasks_; }
-  const std::deque<int>& queue() const { return queue_; }  // LLEN: runnable, not started
-  int64_t scheduled() const { return static_cast<int64_t>(scheduled_.size()); }
+  // LLEN: not started and not held (ETA tasks no worker has taken included).
+  const std::deque<int>& queue() const { return queue_; }
   // SIGKILLed tasks still unacked (not yet restored by a visibility sweep).
   int64_t lost() const { return static_cast<int64_t>(lost_.size()); }
-  std::optional<int64_t> earliest_eta() const;  // earliest due time of a held task
   const std::vector<std::string>& task_names() const { return task_names_; }  // by SimTask.name
 
  private:
   // Takes the running task `id` off its worker at t: its partial run goes to `lost_gpu_s`.
   void Abandon(int64_t t, int id, double& lost_gpu_s);
+  // Starts task `id` on `pod` at t, and counts its wait.
+  void Start(int64_t t, int id, Pod& pod);
 
   const int64_t slots_per_pod_;
   const int64_t visibility_timeout_s_;
@@ -80,14 +89,17 @@ class CeleryModel {
   std::vector<int64_t> lost_at_;     // when it was last killed or requeued, else -1
   size_t next_arrival_ = 0;
   std::deque<int> queue_;
-  using Due = std::pair<int64_t, int>;  // (due time, task id)
-  std::priority_queue<Due, std::vector<Due>, std::greater<>> scheduled_;
+  using Due = std::pair<int64_t, int>;                               // (due time, task id)
   std::priority_queue<Due, std::vector<Due>, std::greater<>> lost_;  // (visible again at, id)
   std::vector<std::string> task_names_;
 };
 
 // Inline: it runs for every pod every simulated second.
 inline void CeleryModel::RunWorker(int64_t t, Pod& p) {
+  if (p.terminating && !p.held.empty()) {  // warm shutdown: held ETA tasks back to the head
+    for (auto it = p.held.rbegin(); it != p.held.rend(); ++it) queue_.push_front(*it);
+    p.held.clear();
+  }
   for (size_t k = 0; k < p.tasks.size();) {
     SimTask& task = tasks_[p.tasks[k]];
     if (task.end <= t) {

@@ -125,7 +125,7 @@ std::vector<int> ClusterModel::RankForScaleDown(int64_t t,
 void ClusterModel::RemoveIdleTerminating(int64_t t) {
   for (size_t i = 0; i < live_pods_.size();) {
     Pod& p = pods_[live_pods_[i]];
-    if (p.terminating && p.tasks.empty()) {
+    if (p.terminating && p.tasks.empty() && p.held.empty()) {
       RemovePod(t, live_pods_[i]);
       live_pods_[i] = live_pods_.back();
       live_pods_.pop_back();

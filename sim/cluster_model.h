@@ -37,6 +37,10 @@ struct Pod {
   // runs and exits. Never for Celery's worker, which waits for its tasks until SIGKILL.
   int64_t requeue_at = std::numeric_limits<int64_t>::max();
   std::vector<int> tasks;  // running task ids
+  // ETA tasks its worker took from the list and holds (in kombu's `unacked`) until due; they need
+  // no slot until then. On SIGTERM the worker restores them to the list (CeleryModel::RunWorker),
+  // so a pod leaves only once it holds nothing.
+  std::vector<int> held;
 };
 
 // The Deployment's spec.replicas, counting changes and direction reversals (churn).
@@ -133,7 +137,7 @@ void ClusterModel::AdvancePods(int64_t t, RunWorker&& run_worker) {
   for (size_t i = 0; i < live_pods_.size();) {
     Pod& p = pods_[live_pods_[i]];
     run_worker(p);
-    if (p.terminating && p.tasks.empty()) {
+    if (p.terminating && p.tasks.empty() && p.held.empty()) {
       RemovePod(t, live_pods_[i]);
       live_pods_[i] = live_pods_.back();
       live_pods_.pop_back();

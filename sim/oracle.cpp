@@ -85,7 +85,9 @@ int64_t Oracle::LeanWork(int64_t t, const CeleryModel& celery, const ClusterMode
                          int64_t running, int64_t work) const {
   const int64_t slots = cluster_.slots_per_pod;
   double w = 0;
-  for (int id : celery.queue()) w += static_cast<double>(celery.tasks()[id].duration);
+  for (int id : celery.queue()) {
+    if (celery.tasks()[id].due <= t) w += static_cast<double>(celery.tasks()[id].duration);
+  }
   const auto d = static_cast<double>(*meta_.drain_seconds);
   const auto c = static_cast<double>(MedianColdStart(cluster_));
   double capacity = 0;
@@ -111,7 +113,9 @@ int64_t Oracle::LeanWork(int64_t t, const CeleryModel& celery, const ClusterMode
 int64_t Oracle::DrainWork(int64_t t, const CeleryModel& celery, const ClusterModel& cluster,
                           int64_t running, int64_t work) const {
   double left = 0;
-  for (int id : celery.queue()) left += static_cast<double>(celery.tasks()[id].duration);
+  for (int id : celery.queue()) {
+    if (celery.tasks()[id].due <= t) left += static_cast<double>(celery.tasks()[id].duration);
+  }
   for (int id : cluster.live_pods()) {
     for (int task_id : cluster.pods()[id].tasks) {
       left += static_cast<double>(celery.tasks()[task_id].end - t);
@@ -125,8 +129,11 @@ int64_t Oracle::DrainWork(int64_t t, const CeleryModel& celery, const ClusterMod
 int64_t Oracle::Desired(int64_t t, const CeleryModel& celery, const ClusterModel& cluster) const {
   const int64_t slots = cluster_.slots_per_pod;
   const int64_t running = cluster.Running();
-  int64_t work = static_cast<int64_t>(celery.queue().size()) + running;
-  if (meta_.drain_seconds && !celery.queue().empty()) {
+  // ETA tasks not yet due sit in the list until a worker holds them: no work before they are due.
+  const auto queued = std::count_if(celery.queue().begin(), celery.queue().end(),
+                                    [&](int id) { return celery.tasks()[id].due <= t; });
+  int64_t work = static_cast<int64_t>(queued) + running;
+  if (meta_.drain_seconds && queued > 0) {
     work = policy_.oracle_lean ? LeanWork(t, celery, cluster, running, work)
                                : DrainWork(t, celery, cluster, running, work);
   }

@@ -17,13 +17,20 @@ policy::Observation ObservationOf(const ProbeSnapshot& snapshot, int64_t t,
   o.scheduled = snapshot.scheduled;
   if (snapshot.earliest_eta)
     o.earliest_eta = kSimEpoch + std::chrono::seconds(*snapshot.earliest_eta);
+  for (int64_t eta : snapshot.upcoming_etas) {
+    o.upcoming_etas.push_back(kSimEpoch + std::chrono::seconds(eta));
+  }
   if (measure_durations && snapshot.finished > 0) {
     o.measured_task_seconds = snapshot.finished_seconds / static_cast<double>(snapshot.finished);
     o.measured_task_count = snapshot.finished;
     o.finished_by_task = snapshot.finished_by_task;
   }
   // The scaler samples task names with the reads it measures durations from.
-  if (measure_durations) o.pending_sample = snapshot.pending_sample;
+  if (measure_durations) {
+    o.pending_sample = snapshot.pending_sample;
+    o.pending_sampled = snapshot.pending_sampled;
+    o.pending_sample_not_due = snapshot.pending_sample_not_due;
+  }
   return o;
 }
 
@@ -47,22 +54,39 @@ ProbeSnapshot ProbeQueue(const CeleryModel& celery, const ClusterModel& cluster,
     const auto& queue = celery.queue();
     const auto sampled = std::min<size_t>(queue.size(), policy::kPendingSample);
     for (size_t i = 0; i < sampled; ++i) {
-      const int name = celery.tasks()[queue[i]].name;
-      if (name >= 0) ++s.pending_sample[celery.task_names()[name]];
+      const SimTask& task = celery.tasks()[queue[i]];
+      if (task.name >= 0) ++s.pending_sample[celery.task_names()[task.name]];
+      if (task.due > t) ++s.pending_sample_not_due;
     }
+    s.pending_sampled = static_cast<int64_t>(sampled);
   }
-  s.scheduled = celery.scheduled();
-  s.earliest_eta = celery.earliest_eta();
-  // The running tasks' delivery tags (a task's id), with their names, through the scaler's own
-  // measurement (policy::ObserveInFlight, as ScalerCore::MeasureTaskTimes runs it).
+  // The in-flight delivery tags (a task's id), with their names, for the scaler's own run-time
+  // measurement (policy::ObserveInFlight, as ScalerCore::MeasureTaskTimes runs it): the running
+  // tasks and the held ETA tasks already due. A held one not yet due is scheduled.
   std::vector<std::string> tags, names;
+  const auto in_flight = [&](int task_id) {
+    const int name = celery.tasks()[task_id].name;
+    tags.push_back(std::to_string(task_id));
+    names.push_back(name >= 0 ? celery.task_names()[name] : std::string());
+  };
   for (int id : cluster.live_pods()) {
-    for (int task_id : cluster.pods()[id].tasks) {
-      const int name = celery.tasks()[task_id].name;
-      tags.push_back(std::to_string(task_id));
-      names.push_back(name >= 0 ? celery.task_names()[name] : std::string());
+    const Pod& pod = cluster.pods()[id];
+    for (int task_id : pod.tasks) in_flight(task_id);
+    for (int task_id : pod.held) {
+      const int64_t due = celery.tasks()[task_id].due;
+      if (due <= t) {
+        ++s.in_flight;
+        in_flight(task_id);
+      } else {
+        ++s.scheduled;
+        if (!s.earliest_eta || due < *s.earliest_eta) s.earliest_eta = due;
+        s.upcoming_etas.push_back(due);
+      }
     }
   }
+  // As the scaler keeps them: the earliest kUpcomingEtas, ascending.
+  std::sort(s.upcoming_etas.begin(), s.upcoming_etas.end());
+  if (s.upcoming_etas.size() > policy::kUpcomingEtas) s.upcoming_etas.resize(policy::kUpcomingEtas);
   const auto now = kSimEpoch + std::chrono::seconds(t);
   const policy::FinishedInFlight finished = policy::ObserveInFlight(timing, tags, names, now);
   if (!tags.empty()) s.oldest_start = t - std::llround(policy::OldestInFlightSeconds(*timing, now));

@@ -32,18 +32,23 @@ struct ProbeSnapshot {
   std::optional<int64_t> oldest_start;  // first sighting of the longest-seen task; none when idle
   int64_t scheduled = 0;
   std::optional<int64_t> earliest_eta;
-  int64_t finished = 0;                                 // tasks finished since the previous probe
-  double finished_seconds = 0;                          // their summed run time
+  std::vector<int64_t> upcoming_etas;  // the earliest policy::kUpcomingEtas, ascending
+  int64_t finished = 0;                // tasks finished since the previous probe
+  double finished_seconds = 0;         // their summed run time
   std::vector<policy::FinishedTasks> finished_by_task;  // the named ones among them, by name
   // Names of the next policy::kPendingSample tasks to be delivered (the scaler's LRANGE sample).
   std::map<std::string, int64_t> pending_sample;
+  int64_t pending_sampled = 0;         // the messages of that sample
+  int64_t pending_sample_not_due = 0;  // of them, ETA tasks not yet due
 };
 
-// The probe of the simulated queue at t. Run times are measured as the scaler measures them
-// (ScalerCore::MeasureTaskTimes, through the same policy::ObserveInFlight over `timing`): a running
-// task's id is its delivery tag, timed from the first probe that sees it running to the first
-// that misses it. A task that starts and ends between two probes is neither counted nor measured.
-// Durations, the pending sample and the finished tasks only when `measure_durations`.
+// The probe of the simulated queue at t: the list, the running tasks and the ETA tasks the
+// workers hold (scheduled until due, then in flight), and the SIGKILLed ones still unacked. Run
+// times are measured as the scaler measures them (ScalerCore::MeasureTaskTimes, through the same
+// policy::ObserveInFlight over `timing`): an in-flight task's id is its delivery tag, timed from
+// the first probe that sees it to the first that misses it. A task that starts and ends between two
+// probes is neither counted nor measured. Durations, the pending sample and the finished tasks only
+// when `measure_durations`.
 ProbeSnapshot ProbeQueue(const CeleryModel& celery, const ClusterModel& cluster, int64_t t,
                          bool measure_durations, policy::TaskTiming* timing);
 

@@ -139,7 +139,9 @@ class TraceQueue {
     s.scheduled = static_cast<int64_t>(held_.size());
     for (int id : held_) {
       if (!s.earliest_eta || *tasks_[id].eta < *s.earliest_eta) s.earliest_eta = tasks_[id].eta;
+      s.upcoming_etas.push_back(*tasks_[id].eta);
     }
+    std::sort(s.upcoming_etas.begin(), s.upcoming_etas.end());
     s.finished = finished_;
     s.finished_seconds = finished_seconds_;
     // The scaler reads the names from the messages: the list's next kPendingSample, `unacked`.

@@ -224,20 +224,81 @@ TEST_CASE("warmWindows give a floor inside the window only", "[policy][windows]"
   CHECK(higher_floor.reason == kReasonWarmFloor);
 }
 
-TEST_CASE("ETA pre-warm: active coldStartSeconds before the earliest eta", "[policy][eta]") {
-  ScalerMetadata spec;  // coldStartSeconds 300
-  Observation o = Obs(0, 0, 3);
-  o.earliest_eta = kNow + seconds(301);
-  CHECK_FALSE(Decide(spec, o, {}, kNow).active);
-  o.earliest_eta = kNow + seconds(300);
+TEST_CASE("ETA pre-warm: sized for the tasks due within the lead", "[policy][eta]") {
+  ScalerMetadata spec;  // coldStartSeconds 300, targetWaitSeconds 450, drainSeconds 150
+  Observation o = Obs(0, 0, 40);
+  // 30 tasks due in 250-300 s, 10 more in an hour.
+  for (int i = 0; i < 30; ++i) o.upcoming_etas.push_back(kNow + seconds(250 + i));
+  for (int i = 0; i < 10; ++i) o.upcoming_etas.push_back(kNow + seconds(3600 + i));
+  o.earliest_eta = o.upcoming_etas.front();
+  CHECK(EtaPrewarmReplicas(spec, o, {}, kNow) == 2);  // 30 x 30 s (no duration known) / 450 s
+  PolicyState learned;
+  learned.task_seconds = 60;
+  learned.task_count = 33;
+  CHECK(EtaPrewarmReplicas(spec, o, learned, kNow) == 4);  // 30 x 60 s / 450 s
+  Decision d = Decide(spec, o, learned, kNow);
+  CHECK(d.active);
+  CHECK(d.desired_replicas == 4);
+  CHECK(d.reason == kReasonEtaPrewarm);
+  spec.max_replicas = 3;
+  CHECK(EtaPrewarmReplicas(spec, o, learned, kNow) == 3);
+  spec.max_replicas = 100;
+  spec.drain_seconds.reset();  // one slot per task
+  CHECK(EtaPrewarmReplicas(spec, o, learned, kNow) == 30);
+  // None due within the lead: no pre-warm (the held tasks still keep their holder, below).
+  CHECK(EtaPrewarmReplicas(spec, o, learned, kNow - seconds(100)) == 0);  // due in 350 s+
+  // A reading that carries only the earliest eta counts one task.
+  Observation earliest_only = Obs(0, 0, 3);
+  earliest_only.earliest_eta = kNow + seconds(300);
+  CHECK(EtaPrewarmReplicas(ScalerMetadata{}, earliest_only, {}, kNow) == 1);
+  earliest_only.earliest_eta = kNow + seconds(301);
+  CHECK(EtaPrewarmReplicas(ScalerMetadata{}, earliest_only, {}, kNow) == 0);
+}
+
+TEST_CASE("ETA tasks still in the list are no work until due", "[policy][eta]") {
+  ScalerMetadata spec;
+  // 30 queued, all of the 16 sampled due in an hour: one worker to take them, no burst.
+  Observation o = Obs(30);
+  o.pending_sampled = 16;
+  o.pending_sample_not_due = 16;
+  CHECK(PendingNotDue(o) == 30);
   Decision d = Decide(spec, o, {}, kNow);
   CHECK(d.active);
   CHECK(d.desired_replicas == 1);
-  CHECK(d.reason == kReasonEtaPrewarm);
-  o.earliest_eta = kNow - seconds(5);  // overdue: still known work
-  CHECK(Decide(spec, o, {}, kNow).active);
-  spec.eta_prewarm = false;
-  CHECK_FALSE(Decide(spec, o, {}, kNow).active);
+  CHECK(d.reason == kReasonEtaHeld);
+  // A quarter of the sample: 10 of 40 not due; the other 30 are a burst sized as ever.
+  Observation mixed = Obs(40);
+  mixed.pending_sampled = 16;
+  mixed.pending_sample_not_due = 4;
+  CHECK(PendingNotDue(mixed) == 10);
+  Observation due_only = Obs(30);
+  CHECK(Decide(spec, mixed, {}, kNow) == Decide(spec, due_only, {}, kNow));
+  // Nothing sampled, or nothing pending: nothing discounted.
+  Observation unsampled = Obs(30);
+  unsampled.pending_sample_not_due = 3;
+  CHECK(PendingNotDue(unsampled) == 0);
+  CHECK(PendingNotDue(Obs(0)) == 0);
+}
+
+TEST_CASE("Scheduled tasks keep the worker that holds them", "[policy][eta]") {
+  // A Celery worker holds a task with a future eta in `unacked`; stopped, it restores it to the
+  // list, which would bring a replica straight back: the policy keeps one.
+  ScalerMetadata spec;
+  Observation o = Obs(0, 0, 3);
+  o.earliest_eta = kNow + seconds(3600);
+  o.upcoming_etas = {*o.earliest_eta};
+  Decision d = Decide(spec, o, {}, kNow);
+  CHECK(d.active);
+  CHECK(d.desired_replicas == 1);
+  CHECK(d.reason == kReasonEtaHeld);
+  spec.eta_prewarm = false;  // the hold is not the pre-warm: it stays
+  CHECK(Decide(spec, o, {}, kNow).reason == kReasonEtaHeld);
+  CHECK_FALSE(Decide(spec, Obs(0), {}, kNow).active);  // nothing held: idle
+  // Due within the lead, the pre-warm (sized) takes over.
+  spec.eta_prewarm = true;
+  o.upcoming_etas = {kNow + seconds(100), kNow + seconds(100), kNow + seconds(100)};
+  o.earliest_eta = o.upcoming_etas.front();
+  CHECK(Decide(spec, o, {}, kNow).reason == kReasonEtaPrewarm);
 }
 
 PolicyState IdleSince(std::chrono::system_clock::time_point t) {

@@ -53,6 +53,21 @@ TEST_CASE("Unacked entries count as in flight or scheduled by eta", "[backlog]")
   CHECK(*r.earliest_eta == At(k2000Utc + 60));
 }
 
+TEST_CASE("The earliest etas are kept, at most kUpcomingEtas, ascending", "[backlog]") {
+  BacklogReading r;
+  r.per_queue["gpu"];
+  const auto now = At(k2000Utc);
+  // Twice the bound, latest first: only the earliest half is kept.
+  const auto n = static_cast<int64_t>(policy::kUpcomingEtas);
+  for (int64_t i = 2 * n; i >= 1; --i) CountUnackedEntry(Unacked("gpu", k2000Utc + i), now, &r);
+  CountUnackedEntry(Unacked("gpu", k2000Utc - 5), now, &r);  // due: in flight, not an eta
+  CHECK(r.scheduled() == 2 * n);
+  const policy::Observation o = ToObservation(r, true);
+  REQUIRE(o.upcoming_etas.size() == policy::kUpcomingEtas);
+  for (int64_t i = 0; i < n; ++i) CHECK(o.upcoming_etas[i] == At(k2000Utc + i + 1));
+  CHECK(o.earliest_eta == At(k2000Utc + 1));
+}
+
 TEST_CASE("In-flight task names stay parallel to the delivery tags", "[backlog]") {
   BacklogReading r;
   r.per_queue["gpu"];
@@ -92,15 +107,45 @@ TEST_CASE("The pending sample reads each sub-list from its delivered end, in ste
   for (const auto* list : {&step0, &step3, &step6}) {
     tails.emplace_back(list->begin(), list->end());
   }
-  std::map<std::string, int64_t> sample{{"app.short", 1}};  // other queues' names add up
-  AddPendingSample(tails, &sample);
+  BacklogReading r;
+  r.pending_sample = {{"app.short", 1}};  // other queues' names add up
+  r.pending_sampled = 3;
+  AddPendingSample(tails, At(k2000Utc), &r);
   // 11 of step 0 (one nameless), then 5 of step 3.
-  CHECK(sample ==
+  CHECK(r.pending_sample ==
         std::map<std::string, int64_t>{{"app.short", 7}, {"app.long", 4}, {"app.medium", 5}});
-  std::map<std::string, int64_t> none;
-  AddPendingSample({}, &none);
-  AddPendingSample({{}, {}}, &none);
-  CHECK(none.empty());
+  CHECK(r.pending_sampled == 3 + 16);
+  CHECK(r.pending_sample_not_due == 0);
+  BacklogReading none;
+  AddPendingSample({}, At(k2000Utc), &none);
+  AddPendingSample({{}, {}}, At(k2000Utc), &none);
+  CHECK(none.pending_sample.empty());
+  CHECK(none.pending_sampled == 0);
+}
+
+// A queued protocol 2 envelope with headers.eta as Celery writes it (ISO-8601, UTC offset).
+std::string QueuedWithEta(const std::string& eta) {
+  return std::string(
+             R"({"body": "W1tdLCB7fSwge31d", "headers": {"lang": "py", "task": "app.later",)") +
+         R"( "id": "x", "eta": ")" + eta + R"("}, "properties": {"delivery_tag": "t"}})";
+}
+
+TEST_CASE("The pending sample counts the ETA tasks not yet due", "[backlog][eta]") {
+  // k2000Utc is 2026-11-29T20:00:00Z.
+  std::vector<std::string> list = {QueuedWithEta("2026-11-29T20:10:00+00:00"),  // due in 10 min
+                                   QueuedWithEta("2026-11-29T19:59:00+00:00"),  // overdue
+                                   Queued("app.now"), QueuedWithEta("not a time")};
+  std::vector<std::vector<std::string_view>> tails(1);
+  tails[0].assign(list.begin(), list.end());
+  BacklogReading r;
+  AddPendingSample(tails, At(k2000Utc), &r);
+  CHECK(r.pending_sampled == 4);
+  CHECK(r.pending_sample_not_due == 1);
+  CHECK(r.pending_sample == std::map<std::string, int64_t>{{"app.later", 3}, {"app.now", 1}});
+  r.per_queue["gpu"].pending = 40;
+  const policy::Observation o = ToObservation(r, true);
+  CHECK(o.pending_sampled == 4);
+  CHECK(o.pending_sample_not_due == 1);
 }
 
 TEST_CASE("The observation carries the pending sample", "[backlog]") {

@@ -17,19 +17,62 @@ Workload TwoTasks() {
   return w;
 }
 
-TEST_CASE("Tasks with an eta are held out of the list until due", "[sim][celery]") {
+// TwoTasks on a cluster of one-slot pods, none started yet.
+struct TwoTaskRun {
+  ClusterConfig config;
   RunTally tally;
-  CeleryModel celery(TwoTasks(), 1, tally);
+  ClusterModel cluster{config, 1, tally};
+  CeleryModel celery{TwoTasks(), 1, tally};
+};
+
+TEST_CASE("An ETA task waits in the list for a worker, which holds it without a slot until due",
+          "[sim][celery]") {
+  TwoTaskRun run;
+  CeleryModel& celery = run.celery;
   celery.Arrive(0);
+  CHECK(celery.queue() == std::deque<int>{0});  // published to the list, as Celery does
+  celery.Fetch(0, run.cluster);                 // no pod: it stays there
+  CHECK(celery.queue() == std::deque<int>{0});
+  run.cluster.Prewarm(1);
+  Pod& pod = run.cluster.pods()[0];
+  celery.Fetch(0, run.cluster);
   CHECK(celery.queue().empty());
-  CHECK(celery.scheduled() == 1);
-  CHECK(celery.earliest_eta() == 10);
+  CHECK(pod.held == std::vector<int>{0});
+  CHECK(pod.tasks.empty());
   celery.Arrive(1);
+  celery.Fetch(1, run.cluster);  // the held task takes no slot: task 1 starts
+  CHECK(pod.tasks == std::vector<int>{1});
+  celery.Fetch(9, run.cluster);
+  CHECK(pod.held == std::vector<int>{0});
+  celery.Fetch(10, run.cluster);  // due, but the slot is busy until 31: back to the list's head
+  CHECK(pod.held.empty());
+  CHECK(celery.queue() == std::deque<int>{0});
+  celery.RunWorker(31, pod);
+  celery.Fetch(31, run.cluster);
+  CHECK(pod.tasks == std::vector<int>{0});
+  CHECK(run.tally.waits == std::vector<double>{0, 21});  // task 0 waited from its eta, 10
+}
+
+TEST_CASE("A worker's warm shutdown restores the ETA tasks it holds to the head of the list",
+          "[sim][celery]") {
+  TwoTaskRun run;
+  CeleryModel& celery = run.celery;
+  run.cluster.Prewarm(1);
+  celery.Arrive(0);
+  celery.Fetch(0, run.cluster);
+  Pod& pod = run.cluster.pods()[0];
+  REQUIRE(pod.held == std::vector<int>{0});
+  pod.terminating = true;  // SIGTERM: it fetches no more
+  celery.Arrive(1);
+  celery.Fetch(1, run.cluster);
   CHECK(celery.queue() == std::deque<int>{1});
-  celery.Arrive(10);
-  CHECK(celery.queue() == std::deque<int>{1, 0});
-  CHECK(celery.scheduled() == 0);
-  CHECK_FALSE(celery.earliest_eta().has_value());
+  celery.RunWorker(2, pod);
+  CHECK(pod.held.empty());
+  CHECK(celery.queue() == std::deque<int>{0, 1});  // rpush: the next BRPOP takes it
+  run.cluster.AdvancePods(3, [&](Pod& p) { celery.RunWorker(3, p); });
+  CHECK(run.cluster.live_pods().empty());  // holding nothing and running nothing, it is gone
+  CHECK(run.tally.killed_tasks == 0);
+  CHECK(run.tally.requeued_tasks == 0);
 }
 
 TEST_CASE("A task SIGKILLed at the pod's deadline is not runnable before the visibility timeout",
@@ -39,36 +82,36 @@ TEST_CASE("A task SIGKILLed at the pod's deadline is not runnable before the vis
   ClusterModel cluster(c, 1, tally);
   cluster.Prewarm(1);
   CeleryModel celery(TwoTasks(), 1, tally, /*visibility_timeout_s=*/100);
-  for (int64_t t : {0, 1, 10}) celery.Arrive(t);  // both runnable: [1, 0]
+  for (int64_t t : {0, 1, 10}) celery.Arrive(t);  // both runnable at 10: [0, 1]
   celery.Fetch(10, cluster);
-  CHECK(celery.queue() == std::deque<int>{0});
-  CHECK(tally.waits == std::vector<double>{9});  // task 1: due 1, started 10
+  CHECK(celery.queue() == std::deque<int>{1});
+  CHECK(tally.waits == std::vector<double>{0});  // task 0: due 10, started 10, runs to 30
   Pod& pod = cluster.pods()[0];
   pod.terminating = true;
   pod.deadline = 25;
   pod.requeue_at = 25;  // SIGKILL wins a tie with the worker's own grace
   celery.RunWorker(24, pod);
   CHECK(pod.tasks.size() == 1);
-  celery.RunWorker(25, pod);  // SIGKILL: 15 s of its 30 s run are lost
+  celery.RunWorker(25, pod);  // SIGKILL: 15 s of its 20 s run are lost
   CHECK(pod.tasks.empty());
-  CHECK(celery.queue() == std::deque<int>{0});  // unacked, not in the list
+  CHECK(celery.queue() == std::deque<int>{1});  // unacked, not in the list
   CHECK(celery.lost() == 1);
   CHECK(tally.killed_tasks == 1);
   CHECK(tally.requeued_tasks == 0);
   CHECK(tally.killed_gpu_s == Approx(15));
   CHECK(tally.busy_gpu_s == 0);
   celery.RestoreVisible(124, true);
-  CHECK(celery.queue() == std::deque<int>{0});
+  CHECK(celery.queue() == std::deque<int>{1});
   celery.RestoreVisible(125, false);  // no live consumer runs kombu's restore_visible sweep
-  CHECK(celery.queue() == std::deque<int>{0});
+  CHECK(celery.queue() == std::deque<int>{1});
   celery.RestoreVisible(126, true);  // restored with rpush: the head BRPOP takes next
-  CHECK(celery.queue() == std::deque<int>{1, 0});
+  CHECK(celery.queue() == std::deque<int>{0, 1});
   CHECK(celery.lost() == 0);
   // Never started again by the horizon: it waits from the kill (25) to the horizon on top of its
   // first wait, and is unfinished like the task that never started.
   celery.FinishAt(200, cluster);
   CHECK(tally.unfinished == 2);
-  CHECK(tally.waits == std::vector<double>{9 + 175, 190});
+  CHECK(tally.waits == std::vector<double>{0 + 175, 199});
 }
 
 TEST_CASE("A task past the worker's grace is requeued at once and counted apart from kills",
@@ -84,14 +127,16 @@ TEST_CASE("A task past the worker's grace is requeued at once and counted apart 
   second.terminating = true;  // only the first pod fetches
   celery.Fetch(1, cluster);
   REQUIRE(first.tasks == std::vector<int>{1});
+  REQUIRE(first.held == std::vector<int>{0});  // the ETA task, held without a slot
   first.terminating = true;
   first.requeue_at = 16;  // warmpool-worker --grace-seconds ends before the SIGKILL
   first.deadline = 46;
   celery.RunWorker(15, first);
   CHECK(first.tasks.size() == 1);
+  CHECK(celery.queue() == std::deque<int>{0});  // the held ETA task, restored at SIGTERM
   celery.RunWorker(16, first);
   CHECK(first.tasks.empty());
-  CHECK(celery.queue() == std::deque<int>{1});  // back at the head at once
+  CHECK(celery.queue() == std::deque<int>{1, 0});  // back at the head at once
   CHECK(celery.lost() == 0);
   CHECK(tally.requeued_tasks == 1);
   CHECK(tally.requeued_gpu_s == Approx(15));

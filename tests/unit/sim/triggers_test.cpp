@@ -78,5 +78,38 @@ TEST_CASE("Without measured durations the probe reports no finished tasks", "[si
   }
 }
 
+TEST_CASE("The probe sees ETA tasks in the list, then scheduled while a worker holds them",
+          "[sim][probe]") {
+  Workload w;
+  w.name = "eta";
+  w.tasks.push_back(Task{0, 5, 60, "gpu", "app.later"});
+  w.tasks.push_back(Task{0, 5, 30, "gpu", "app.later"});
+  w.horizon_s = 200;
+  const ClusterConfig config;
+  RunTally tally;
+  ClusterModel cluster(config, 1, tally);
+  CeleryModel celery(w, 1, tally);
+  policy::TaskTiming timing;
+  celery.Arrive(0);
+  ProbeSnapshot s = ProbeQueue(celery, cluster, 0, true, &timing);
+  CHECK(s.pending == 2);  // no worker: LLEN counts them
+  CHECK(s.pending_sampled == 2);
+  CHECK(s.pending_sample_not_due == 2);  // the sample tells they are not due
+  CHECK(s.scheduled == 0);
+  cluster.Prewarm(1);
+  celery.Fetch(1, cluster);
+  s = ProbeQueue(celery, cluster, 1, true, &timing);
+  CHECK(s.pending == 0);
+  CHECK(s.scheduled == 2);
+  CHECK(s.earliest_eta == 30);
+  CHECK(s.upcoming_etas == std::vector<int64_t>{30, 60});
+  // The one due at 30 runs at once in the free slot: in flight, no longer scheduled.
+  celery.Fetch(30, cluster);
+  s = ProbeQueue(celery, cluster, 30, true, &timing);
+  CHECK(s.in_flight == 1);
+  CHECK(s.scheduled == 1);
+  CHECK(s.upcoming_etas == std::vector<int64_t>{60});
+}
+
 }  // namespace
 }  // namespace warmpool::sim
