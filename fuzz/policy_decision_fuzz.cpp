@@ -4,9 +4,12 @@
 //   u16 seconds since the previous reading (0: the same instant again)   u8 flags   u8 name
 //   u64 pending   u64 in flight   u32 scheduled   i32 earliest eta (seconds from now)
 //   u32 mean run time of the tasks finished (ms)   u16 how many   u16 oldest in flight (s)
-// flags: 1 durations measured, 2 an eta, 4 the finished tasks by name, 8 the state goes through
-// EncodeState/DecodeState first (as the scaler keeps it in Redis). Counts are masked to 2^40:
-// a Redis list or hash holds at most 2^32 - 1 elements, summed over priority lists and queues.
+// flags: 1 durations measured; 2 etas (the scheduled tasks', a second apart from the earliest);
+// 4 the finished tasks by name; 8 the state goes through EncodeState/DecodeState first (as the
+// scaler keeps it in Redis). The name byte's upper six bits say how many of the sampled pending
+// messages are ETA tasks not yet due. Counts are masked to 2^40: a Redis list or hash holds at
+// most 2^32 - 1 elements, summed over priority lists and queues.
+#include <algorithm>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
@@ -55,7 +58,14 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     obs.pending = static_cast<int64_t>(Read<uint64_t>(r + 4) & kCountMask);
     obs.in_flight = static_cast<int64_t>(Read<uint64_t>(r + 12) & kCountMask);
     obs.scheduled = static_cast<int64_t>(Read<uint32_t>(r + 20));
-    if (flags & 2) obs.earliest_eta = now + std::chrono::seconds(Read<int32_t>(r + 24));
+    if (flags & 2) {
+      // The scheduled tasks' etas: from the earliest, a second apart (at most kUpcomingEtas).
+      obs.earliest_eta = now + std::chrono::seconds(Read<int32_t>(r + 24));
+      const auto n = std::min<int64_t>(obs.scheduled, static_cast<int64_t>(kUpcomingEtas));
+      for (int64_t i = 0; i < n; ++i) {
+        obs.upcoming_etas.push_back(*obs.earliest_eta + std::chrono::seconds(i));
+      }
+    }
     if (flags & 1) {
       obs.measured_task_seconds = Read<uint32_t>(r + 28) / 1000.0;
       obs.measured_task_count = Read<uint16_t>(r + 32);
@@ -67,6 +77,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     }
     obs.oldest_in_flight_seconds = Read<uint16_t>(r + 34);
     if (obs.pending > 0 && !name.empty()) obs.pending_sample[name] = 1 + r[3] % kPendingSample;
+    // The sample that read them: up to kPendingSample messages, some ETA tasks not yet due.
+    obs.pending_sampled = std::min<int64_t>(obs.pending, kPendingSample);
+    obs.pending_sample_not_due = std::min<int64_t>(obs.pending_sampled, r[3] >> 2);
     if (flags & 8) {
       PolicyState decoded;
       if (!DecodeState(EncodeState(state), &decoded).ok()) std::abort();  // its own output
