@@ -100,11 +100,14 @@ TEST_CASE("A countdown task is scheduled, not in flight", "[scaler][integration]
                       "--broker", f.redis().url(), "--queue", "gpu"},
                      MakeTempDir("taker") + "/taker.log");
   REQUIRE(WaitFor([&] { return taker.Log().find("TAKEN gpu") != std::string::npos; }, 20s));
-  CHECK(MetricsEventually(f, "w", {{"queues", "gpu"}}, 0) == 0);
+  // Not in flight (no work to size for), but its holder is kept: stopped, a Celery worker would
+  // restore the task to the list and bring a replica straight back (policy rule 4, eta-held).
+  CHECK(MetricsEventually(f, "w", {{"queues", "gpu"}}, 1) == 1);
   REQUIRE(WaitFor(
       [&] {
         auto log = f.ScalerLog();
-        return log.find("scheduled=1") != std::string::npos;
+        return log.find("scheduled=1") != std::string::npos &&
+               log.find("eta-held") != std::string::npos;
       },
       3s));
   taker.Signal(SIGKILL);
