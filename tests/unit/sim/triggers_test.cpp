@@ -18,16 +18,19 @@ Workload LongThenShort() {
   return w;
 }
 
-// The queue and its prewarmed pod, stepped as the simulator steps a second up to where the
-// probe reads it (arrivals, workers, fetches).
+// A workload's queue on one-slot pods (`pods` of them prewarmed), stepped as the simulator steps a
+// second up to where the probe reads it (arrivals, workers, fetches).
 struct ProbedQueue {
+  explicit ProbedQueue(const Workload& w = LongThenShort(), int64_t pods = 1)
+      : celery(w, 1, tally) {
+    cluster.Prewarm(pods);
+  }
+
   ClusterConfig config;
   RunTally tally;
   ClusterModel cluster{config, 1, tally};
-  CeleryModel celery{LongThenShort(), 1, tally};
+  CeleryModel celery;
   policy::TaskTiming timing;
-
-  ProbedQueue() { cluster.Prewarm(1); }
   // Steps every second after the last one stepped up to t, then probes at t.
   ProbeSnapshot RunTo(int64_t t, bool measure_durations = true) {
     for (; next <= t; ++next) {
@@ -85,27 +88,20 @@ TEST_CASE("The probe sees ETA tasks in the list, then scheduled while a worker h
   w.tasks.push_back(Task{0, 5, 60, "gpu", "app.later"});
   w.tasks.push_back(Task{0, 5, 30, "gpu", "app.later"});
   w.horizon_s = 200;
-  const ClusterConfig config;
-  RunTally tally;
-  ClusterModel cluster(config, 1, tally);
-  CeleryModel celery(w, 1, tally);
-  policy::TaskTiming timing;
-  celery.Arrive(0);
-  ProbeSnapshot s = ProbeQueue(celery, cluster, 0, true, &timing);
+  ProbedQueue q(w, /*pods=*/0);
+  ProbeSnapshot s = q.RunTo(0);
   CHECK(s.pending == 2);  // no worker: LLEN counts them
   CHECK(s.pending_sampled == 2);
   CHECK(s.pending_sample_not_due == 2);  // the sample tells they are not due
   CHECK(s.scheduled == 0);
-  cluster.Prewarm(1);
-  celery.Fetch(1, cluster);
-  s = ProbeQueue(celery, cluster, 1, true, &timing);
+  q.cluster.Prewarm(1);
+  s = q.RunTo(1);
   CHECK(s.pending == 0);
   CHECK(s.scheduled == 2);
   CHECK(s.earliest_eta == 30);
   CHECK(s.upcoming_etas == std::vector<int64_t>{30, 60});
   // The one due at 30 runs at once in the free slot: in flight, no longer scheduled.
-  celery.Fetch(30, cluster);
-  s = ProbeQueue(celery, cluster, 30, true, &timing);
+  s = q.RunTo(30);
   CHECK(s.in_flight == 1);
   CHECK(s.scheduled == 1);
   CHECK(s.upcoming_etas == std::vector<int64_t>{60});
