@@ -111,8 +111,9 @@ def mean_duration(csv_path):
 
 def jobs(members, sweep, grid, out_dir, seeds=("1",)):
     """(kind, workload, seed, extra args) for each seed: the rule on and off, the KEDA grid (grid:
-    its run arguments), warmpool told the function's mean duration on that seed's import
-    (`taskSeconds`; the imports are in out_dir), then off at each swept setting."""
+    its run arguments), warmpool without the release budget, warmpool told the function's mean
+    duration on that seed's import (`taskSeconds`; the imports are in out_dir), then off at each
+    swept setting."""
     out = []
     for w in members:
         for s in seeds:
@@ -127,14 +128,15 @@ def jobs(members, sweep, grid, out_dir, seeds=("1",)):
 
 def _judged_jobs(w, s, grid):
     """The runs that judge member w on seed s against the grid: warmpool with and without the
-    learned pre-warm, and the KEDA grid (grid: its run arguments)."""
-    return [("base", w, s, ["--policies", "warmpool,warmpool-prewarm-off"]), ("grid", w, s, grid)]
+    learned pre-warm, the KEDA grid (grid: its run arguments), and warmpool without the release
+    budget (what the reversal bound costs: unbudgeted_values)."""
+    return [("base", w, s, ["--policies", "warmpool,warmpool-prewarm-off"]), ("grid", w, s, grid),
+            ("unbudgeted", w, s, ["--policies", "warmpool", "--meta", "releasesPerHour=off"])]
 
 
 def held_out_jobs(sim, out_dir, trace_dir, azf_args, grid, seeds=("1",)):
     """Imports every held-out window's functions once per seed (import_all) and returns their
-    (kind, workload, seed, extra args) runs: warmpool (with and without the learned pre-warm) and
-    the KEDA grid (grid: its run arguments)."""
+    (kind, workload, seed, extra args) runs: _judged_jobs'."""
     held = [w for h in HELD_OUT_HOURS
             for w in import_all(sim, out_dir, trace_dir, azf_args, seeds, start_hour=h)]
     return [job for w in held for s in seeds for job in _judged_jobs(w, s, grid)]
@@ -284,6 +286,28 @@ def stated_values(out_dir, members, run_path, margin=0.02, top=3, seeds=("1",)):
             "pop_stated_wide": str(sum(1 for r in rows if _wide(r.told, r.dominating, margin)))}
 
 
+def unbudgeted_values(out_dir, members, run_path, prefix, seeds=("1",), margin=0.02):
+    """The template's <prefix>_unbudgeted_* values: warmpool with `releasesPerHour: off` (run kind
+    "unbudgeted", every other key at its default) over the members with that run and a grid run:
+    its GPU-h summed over them / warmpool's as shipped, on how many a grid configuration
+    dominates it (by more than `margin` of its GPU-h) and on how many it reverses more than
+    CHURN_REVERSALS_PER_HOUR times an hour. What the release budget's holds trade: fewer
+    reversals for GPU-h that a grid configuration free to reverse does not pay."""
+    rows = []
+    for w, base, grid in _with_grid(out_dir, members, run_path, seeds):
+        u = pareto.summarize(_by_policy(out_dir, "unbudgeted", w, seeds, run_path)).get("warmpool")
+        if u is not None:
+            rows.append((u, base["warmpool"], pareto.dominating(u, list(grid.values()))))
+    if not rows:
+        return {}
+    shipped = sum(r[1].gpuh for r in rows)
+    return {f"{prefix}_unbudgeted_n": str(len(rows)),
+            f"{prefix}_unbudgeted_ratio": f"{sum(r[0].gpuh for r in rows) / shipped:.2f}",
+            f"{prefix}_unbudgeted_dominated": str(sum(1 for r in rows if r[2])),
+            f"{prefix}_unbudgeted_wide": str(sum(1 for r in rows if _wide(r[0], r[2], margin))),
+            f"{prefix}_unbudgeted_churning": str(sum(1 for r in rows if _churns(r[0])))}
+
+
 def totals(judged):
     """(GPU-h with the rule / without it over the population, median p95 change in seconds)."""
     on, off = sum(j[3].gpuh for j in judged), sum(j[4].gpuh for j in judged)
@@ -402,5 +426,6 @@ def held_out_values(out_dir, trace_dir, run_path, seeds=("1",), margin=0.02, top
     v = {"held_" + k[len("pop_"):]: x for k, x in figures.items()}
     dominated = sorted((pareto.gpuh_ratio(wp, d), fn) for fn, wp, _, d, _ in rows if d)[::-1]
     v["held_top"] = ", ".join(f"`{fn}` ({ratio:.2f}×)" for ratio, fn in dominated[:top]) or "none"
+    v.update(unbudgeted_values(out_dir, held, run_path, "held", seeds, margin))
     v["held_windows"] = " and ".join(f"{h}–{h + WINDOW_MINUTES // 60} h" for h in HELD_OUT_HOURS)
     return v

@@ -372,8 +372,10 @@ def what_ifs(runs, base):
 def prewarm_rows(runs, base):
     """Per workload: warmpool as shipped (learned pre-warm on, forecast in shadow), without the
     learned pre-warm, and with the forecast acting; each rule judged at equal p95 against the
-    policy without it swept over targetWaitSeconds and keepAlive (scaling_pareto.rule_verdict)."""
-    rows, gains = [], collections.Counter()
+    policy without it swept over targetWaitSeconds and keepAlive (scaling_pareto.rule_verdict).
+    Returns the table's rows, the verdict counts and the (workload, GPU-h ratio) the learned
+    pre-warm loses on."""
+    rows, gains, losses = [], collections.Counter(), []
     for w in WORKLOADS:
         b = base[w]
         fc = runs.by_policy("forecast", w).get("warmpool")
@@ -393,9 +395,11 @@ def prewarm_rows(runs, base):
                                    pareto.swept(of, "warmpool", SWEEP))
         gains["histogram " + g_hist[0]] += 1
         gains["forecast " + g_fc[0]] += 1
+        if g_hist[0] == "loss":
+            losses.append((w, g_hist[1]))
         rows.append(f"| {w} | {cell(b['warmpool'])} | {cell(b['warmpool-prewarm-off'])} "
                     f"| {pareto.rule_text(*g_hist)} | {cell(fc)} | {pareto.rule_text(*g_fc)} |")
-    return "\n".join(rows), gains
+    return "\n".join(rows), gains, losses
 
 
 RESULTS_HEADER = ("| policy | GPU-h | $ | boot | idle | wait p50 | wait p95 | wait p99 | cold "
@@ -471,9 +475,13 @@ def figures(runs, commit, es):
     v.update(cluster_values(runs.load("base", "W1")[0]["cluster"]))
     v.update(what_ifs(runs, base))
     v["deletion_cost_rows"], v["deletion_cost_same"] = deletion_cost_rows(runs, base)
-    v["prewarm_rows"], gains = prewarm_rows(runs, base)
+    v["prewarm_rows"], gains, losses = prewarm_rows(runs, base)
     v.update({f"{rule}_{k}": str(gains[f"{rule} {verdict}"]) for rule in ("histogram", "forecast")
               for k, verdict in (("gains", "gain"), ("losses", "loss"))})
+    if losses:
+        v["histogram_loss_names"] = ", ".join(f"{w} ({r:.2f}×)" for w, r in losses)
+    if "office" in (w for w, _ in losses):  # its cause is measured (the template says how)
+        v["histogram_loses_office"] = "1"
     members = population.members(TRACE_DATA)
     pop_seeds = population_seeds(runs.seeds)
     counts, judged = population.summary(runs.out_dir, members, SWEEP, run_path, pop_seeds)
@@ -489,6 +497,7 @@ def figures(runs, commit, es):
     v.update(population.fixed_values(population.fixed_summary(runs.out_dir, members, run_path,
                                                               seeds=pop_seeds)))
     v.update(population.stated_values(runs.out_dir, members, run_path, seeds=pop_seeds))
+    v.update(population.unbudgeted_values(runs.out_dir, members, run_path, "pop", pop_seeds))
     v.update(population.held_out_values(runs.out_dir, TRACE_DATA, run_path, seeds=pop_seeds))
     return v
 

@@ -275,6 +275,31 @@ class Summary(unittest.TestCase):
                                  "pop_stated_dominated": "1", "pop_stated_wide": "1"})
             self.assertEqual(pop.stated_values(d, ["azfpop-z"], self.path), {})
 
+    def test_judges_warmpool_without_the_release_budget(self):
+        with tempfile.TemporaryDirectory() as d:
+            self.write_runs(d, {
+                # x: the budget's hold costs 4 GPU-h; without it ll5 no longer dominates, but it
+                # reverses 3 times an hour.
+                ("base", "azfpop-x"): [self.result("warmpool", 10, 100)],
+                ("unbudgeted", "azfpop-x"): [self.result("warmpool", 6, 100) |
+                                             {"reversalsPerHour": 3}],
+                ("grid", "azfpop-x"): [self.result("keda-ll5-cd60-pi10-g30", 8, 100)],
+                # y: the same either way, dominated by 1 % only (within the margin).
+                ("base", "azfpop-y"): [self.result("warmpool", 2.02, 50)],
+                ("unbudgeted", "azfpop-y"): [self.result("warmpool", 2.02, 50) |
+                                             {"reversalsPerHour": 1}],
+                ("grid", "azfpop-y"): [self.result("keda-ll10-cd60-pi10-g30", 2, 50)],
+                # z: no run without the budget (not judged).
+                ("base", "azfpop-z"): [self.result("warmpool", 1, 1)],
+                ("grid", "azfpop-z"): [self.result("keda-ll10-cd60-pi10-g30", 1, 1)],
+            })
+            v = pop.unbudgeted_values(d, ["azfpop-x", "azfpop-y", "azfpop-z"], self.path, "pop")
+            self.assertEqual(v, {"pop_unbudgeted_n": "2",
+                                 "pop_unbudgeted_ratio": f"{8.02 / 12.02:.2f}",
+                                 "pop_unbudgeted_dominated": "1", "pop_unbudgeted_wide": "0",
+                                 "pop_unbudgeted_churning": "1"})
+            self.assertEqual(pop.unbudgeted_values(d, ["azfpop-z"], self.path, "held"), {})
+
     def test_mean_duration_reads_an_imported_csv(self):
         with tempfile.TemporaryDirectory() as d:
             path = pop.workload_csv(d, "azfpop-f")
@@ -292,6 +317,8 @@ class Summary(unittest.TestCase):
             self.assertIn(("stated", "azfpop-f", "2",
                            ["--policies", "warmpool", "--meta", "taskSeconds=3"]), jobs)
             self.assertIn(("grid", "azfpop-f", "2", ["--grid", "keda"]), jobs)
+            self.assertIn(("unbudgeted", "azfpop-f", "2",
+                           ["--policies", "warmpool", "--meta", "releasesPerHour=off"]), jobs)
 
 
 if __name__ == "__main__":
