@@ -479,7 +479,7 @@ def figures(runs, commit, es):
     v.update({f"{rule}_{k}": str(gains[f"{rule} {verdict}"]) for rule in ("histogram", "forecast")
               for k, verdict in (("gains", "gain"), ("losses", "loss"))})
     if losses:
-        v["histogram_loss_names"] = ", ".join(f"{w} ({r:.2f}×)" for w, r in losses)
+        v["histogram_loss_names"] = "; ".join(f"{w}, {r:.2f}×" for w, r in losses)
     if "office" in (w for w, _ in losses):  # its cause is measured (the template says how)
         v["histogram_loses_office"] = "1"
     members = population.members(TRACE_DATA)
