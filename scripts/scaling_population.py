@@ -7,7 +7,9 @@ workloads (scaling_pareto.difference), and the learned pre-warm is
 run with and without, judged at equal p95 against the policy without it swept over the same
 settings as the report's workloads (scaling_pareto.rule_verdict). Each grid configuration is
 also judged set once for every function, as a team sets one ScaledObject for all its queues,
-against warmpool's default set once (fixed_summary).
+against warmpool's default set once (fixed_summary). warmpool without its release budget
+(`releasesPerHour: off`) is judged against the grid too, to measure what the reversal bound changes
+in the dominance count (unbudgeted_values).
 
 The rest of the day is held out: the functions the same rule picks in each later 8-hour window
 (HELD_OUT_HOURS), imported from that window, judged against the grid the same way
