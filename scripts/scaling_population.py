@@ -131,7 +131,7 @@ def jobs(members, sweep, grid, out_dir, seeds=("1",)):
 def _judged_jobs(w, s, grid):
     """The runs that judge member w on seed s against the grid: warmpool with and without the
     learned pre-warm, the KEDA grid (grid: its run arguments), and warmpool without the release
-    budget (what the reversal bound costs: unbudgeted_values)."""
+    budget (what the reversal bound changes: unbudgeted_values)."""
     return [("base", w, s, ["--policies", "warmpool,warmpool-prewarm-off"]), ("grid", w, s, grid),
             ("unbudgeted", w, s, ["--policies", "warmpool", "--meta", "releasesPerHour=off"])]
 
@@ -292,9 +292,9 @@ def unbudgeted_values(out_dir, members, run_path, prefix, seeds=("1",), margin=0
     """The template's <prefix>_unbudgeted_* values: warmpool with `releasesPerHour: off` (run kind
     "unbudgeted", every other key at its default) over the members with that run and a grid run:
     its GPU-h summed over them / warmpool's as shipped, on how many a grid configuration
-    dominates it (by more than `margin` of its GPU-h) and on how many it reverses more than
-    CHURN_REVERSALS_PER_HOUR times an hour. What the release budget's holds trade: fewer
-    reversals for GPU-h that a grid configuration free to reverse does not pay."""
+    dominates it (_dominated) and by more than `margin` of its GPU-h (_wide), and on how many it
+    reverses more than CHURN_REVERSALS_PER_HOUR times an hour: what the release budget's holds
+    change in the judged figures."""
     rows = []
     for w, base, grid in _with_grid(out_dir, members, run_path, seeds):
         u = pareto.summarize(_by_policy(out_dir, "unbudgeted", w, seeds, run_path)).get("warmpool")
