@@ -254,8 +254,8 @@ def grid_values(rows, margin=0.02):
             "pop_grid_margin": f"{100 * margin:.0f}", "pop_grid_rows": table}
 
 
-# One function judged with its mean duration stated: warmpool told it, as shipped, and the grid
-# configurations that dominate the told one.
+# One function judged with one key changed (its mean duration stated, or the release budget off):
+# warmpool told so, as shipped, and the grid configurations that dominate the told one.
 _Told = collections.namedtuple("_Told", "name told shipped dominating")
 
 
@@ -299,15 +299,17 @@ def unbudgeted_values(out_dir, members, run_path, prefix, seeds=("1",), margin=0
     for w, base, grid in _with_grid(out_dir, members, run_path, seeds):
         u = pareto.summarize(_by_policy(out_dir, "unbudgeted", w, seeds, run_path)).get("warmpool")
         if u is not None:
-            rows.append((u, base["warmpool"], pareto.dominating(u, list(grid.values()))))
+            rows.append(_Told(function_of(w), u, base["warmpool"],
+                              pareto.dominating(u, list(grid.values()))))
     if not rows:
         return {}
-    shipped = sum(r[1].gpuh for r in rows)
+    shipped = sum(r.shipped.gpuh for r in rows)
     return {f"{prefix}_unbudgeted_n": str(len(rows)),
-            f"{prefix}_unbudgeted_ratio": f"{sum(r[0].gpuh for r in rows) / shipped:.2f}",
-            f"{prefix}_unbudgeted_dominated": str(sum(1 for r in rows if r[2])),
-            f"{prefix}_unbudgeted_wide": str(sum(1 for r in rows if _wide(r[0], r[2], margin))),
-            f"{prefix}_unbudgeted_churning": str(sum(1 for r in rows if _churns(r[0])))}
+            f"{prefix}_unbudgeted_ratio": f"{sum(r.told.gpuh for r in rows) / shipped:.2f}",
+            f"{prefix}_unbudgeted_dominated": str(sum(1 for r in rows if r.dominating)),
+            f"{prefix}_unbudgeted_wide": str(sum(1 for r in rows
+                                                 if _wide(r.told, r.dominating, margin))),
+            f"{prefix}_unbudgeted_churning": str(sum(1 for r in rows if _churns(r.told)))}
 
 
 def totals(judged):
